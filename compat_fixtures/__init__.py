@@ -1,0 +1,1 @@
+"""Data files of MATLAB compatibility facts; installed as ``dlformat.compat_fixtures``."""

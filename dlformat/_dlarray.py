@@ -1,0 +1,377 @@
+"""``DLArray``: one torch tensor plus MATLAB dimension labels, kept in canonical order.
+
+The data is always stored permuted into canonical label order (S < C < B < T < U), so
+two formatted arrays line up by a plain broadcast once the labels one of them lacks
+are inserted as singletons. Every permutation and singleton insertion is an einops
+pattern planned once per format (see :mod:`dlformat._format`).
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Callable
+from typing import Any
+
+import einops
+import numpy as np
+import torch
+import torch.utils._pytree as pytree
+
+from . import _format
+from ._errors import DLFormatError
+from ._tracing import constant_under_compile
+
+__all__ = ["DLArray", "dims", "dlarray", "extractdata", "finddim", "stripdims"]
+
+_labelling_plan = constant_under_compile(_format.labelling_plan)
+_reorder_plan = constant_under_compile(_format.reorder_plan)
+_broadcast_plan = constant_under_compile(_format.broadcast_plan)
+
+
+def _from_numpy(array: np.ndarray) -> torch.Tensor:
+    if array.dtype.kind not in "biufc":
+        raise DLFormatError(
+            f"dlarray data must be numeric or logical; got a NumPy array of dtype {array.dtype}"
+        )
+    if not array.dtype.isnative:
+        array = array.astype(array.dtype.newbyteorder("="))
+    if not array.flags.writeable or any(stride < 0 for stride in array.strides):
+        # torch cannot share negatively strided memory, and must never write into read-only memory
+        array = array.copy(order="K")
+    try:
+        return torch.from_numpy(array)
+    except (TypeError, ValueError, RuntimeError):
+        return torch.from_numpy(np.ascontiguousarray(array))
+
+
+def _as_tensor(data: object) -> torch.Tensor:
+    if isinstance(data, torch.Tensor):
+        return data
+    if isinstance(data, np.ndarray):
+        return _from_numpy(data)
+    if isinstance(data, np.generic):
+        return _from_numpy(np.asarray(data))
+    try:
+        tensor = torch.tensor(data)
+    except (TypeError, ValueError, RuntimeError) as error:
+        raise DLFormatError(
+            "dlarray data must be a torch.Tensor, a NumPy array, a number or nested lists of "
+            f"numbers; got {type(data).__name__} ({error})"
+        ) from None
+    if tensor.dtype not in (torch.bool,) and not tensor.is_floating_point() and not tensor.is_complex():
+        # numbers written in code are floating, as MATLAB's literals are
+        tensor = tensor.to(torch.get_default_dtype())
+    return tensor
+
+
+def _label(tensor: torch.Tensor, fmt: str) -> tuple[torch.Tensor, str]:
+    """Apply SPEC 1 rules 2-4: pad labels with singletons, sort canonically, drop trailing U."""
+    if not fmt:
+        return tensor, ""
+    pattern, target = _labelling_plan(fmt, tensor.ndim)
+    if pattern is not None:
+        tensor = einops.rearrange(tensor, pattern)
+    if len(target) > 2 and target[-1] == "U":
+        drop = _format.droppable_trailing_u(target, tuple(size == 1 for size in tensor.shape))
+        if drop:
+            tensor = einops.rearrange(tensor, _format.drop_trailing_pattern(drop))
+            target = target[:-drop]
+    return tensor, target
+
+
+class DLArray:
+    """A torch tensor whose dimensions carry MATLAB labels (``"SSCB"``, ``"CBT"``, ...).
+
+    Create one with :func:`dlarray`. The data is stored in canonical label order, and
+    ``shape`` has one entry per label, singletons included.
+
+    Args:
+        data: a ``torch.Tensor`` (kept, not copied), a NumPy array of any memory or byte
+            order (shared where torch can share it), a number or nested lists of numbers,
+            or another ``DLArray`` (relabelled as it is stored).
+        fmt: the labels, one per dimension of ``data`` (more labels add trailing
+            singleton dimensions). ``None`` or ``""`` gives an unformatted array.
+
+    Attributes:
+        shape, dtype, device, ndim, requires_grad, grad: those of the stored tensor
+        (``grad`` as a ``DLArray`` of the same format).
+
+    Elementwise ``+ - * /`` between formatted arrays align dimensions by label; plain
+    tensors, NumPy arrays and numbers broadcast as in torch against the canonical shape.
+
+    Examples:
+        >>> X = dlarray(torch.randn(3, 4, 5), "TCB")
+        >>> dims(X), tuple(X.shape)
+        ('CBT', (4, 5, 3))
+    """
+
+    __slots__ = ("_data", "_fmt")
+    # NumPy defers to the reflected operators below instead of broadcasting an object array
+    __array_ufunc__ = None
+
+    def __init__(self, data: object, fmt: str | None = None) -> None:
+        if isinstance(data, DLArray):
+            tensor, fmt = data._data, data._fmt if fmt is None else fmt
+        else:
+            tensor = _as_tensor(data)
+        self._data, self._fmt = _label(tensor, "" if fmt is None else _format.check_format(fmt))
+
+    @classmethod
+    def _wrap(cls, data: torch.Tensor, fmt: str) -> DLArray:
+        """Wrap data already in canonical order for ``fmt``, with no checks."""
+        array = object.__new__(cls)
+        array._data = data
+        array._fmt = fmt
+        return array
+
+    # -- tensor facts -----------------------------------------------------------------
+    @property
+    def shape(self) -> torch.Size:
+        return self._data.shape
+
+    @property
+    def ndim(self) -> int:
+        return self._data.ndim
+
+    @property
+    def dtype(self) -> torch.dtype:
+        return self._data.dtype
+
+    @property
+    def device(self) -> torch.device:
+        return self._data.device
+
+    @property
+    def requires_grad(self) -> bool:
+        return self._data.requires_grad
+
+    @property
+    def grad(self) -> DLArray | None:
+        grad = self._data.grad
+        return None if grad is None else DLArray._wrap(grad, self._fmt)
+
+    # -- conversions, each keeping the format --------------------------------------------
+    def _map(self, function: Callable[[torch.Tensor], torch.Tensor]) -> DLArray:
+        return DLArray._wrap(function(self._data), self._fmt)
+
+    def to(self, *args: Any, **kwargs: Any) -> DLArray:
+        """``torch.Tensor.to`` on the data: a device, a dtype, or both."""
+        return self._map(lambda data: data.to(*args, **kwargs))
+
+    def cpu(self) -> DLArray:
+        return self._map(torch.Tensor.cpu)
+
+    def cuda(self, *args: Any, **kwargs: Any) -> DLArray:
+        return self._map(lambda data: data.cuda(*args, **kwargs))
+
+    def float(self) -> DLArray:
+        return self._map(torch.Tensor.float)
+
+    def double(self) -> DLArray:
+        return self._map(torch.Tensor.double)
+
+    def half(self) -> DLArray:
+        return self._map(torch.Tensor.half)
+
+    def bfloat16(self) -> DLArray:
+        return self._map(torch.Tensor.bfloat16)
+
+    def detach(self) -> DLArray:
+        return self._map(torch.Tensor.detach)
+
+    def clone(self) -> DLArray:
+        return self._map(torch.Tensor.clone)
+
+    def requires_grad_(self, requires_grad: bool = True) -> DLArray:
+        self._data.requires_grad_(requires_grad)
+        return self
+
+    # -- arithmetic ---------------------------------------------------------------------
+    def __add__(self, other: object) -> DLArray:
+        return _elementwise(operator.add, self, other)
+
+    def __radd__(self, other: object) -> DLArray:
+        return _elementwise(operator.add, other, self)
+
+    def __sub__(self, other: object) -> DLArray:
+        return _elementwise(operator.sub, self, other)
+
+    def __rsub__(self, other: object) -> DLArray:
+        return _elementwise(operator.sub, other, self)
+
+    def __mul__(self, other: object) -> DLArray:
+        return _elementwise(operator.mul, self, other)
+
+    def __rmul__(self, other: object) -> DLArray:
+        return _elementwise(operator.mul, other, self)
+
+    def __truediv__(self, other: object) -> DLArray:
+        return _elementwise(operator.truediv, self, other)
+
+    def __rtruediv__(self, other: object) -> DLArray:
+        return _elementwise(operator.truediv, other, self)
+
+    def __neg__(self) -> DLArray:
+        return self._map(operator.neg)
+
+    def __repr__(self) -> str:
+        if self._fmt:
+            sizes = " × ".join(f"{size}({label})" for size, label in zip(self._data.shape, self._fmt, strict=False))
+        else:
+            sizes = " × ".join(str(size) for size in self._data.shape) or "scalar"
+        details = [str(self._data.dtype).removeprefix("torch."), str(self._data.device)]
+        if self._data.requires_grad:
+            details.append("requires_grad")
+        return f"{sizes} dlarray ({', '.join(details)})"
+
+
+def _formatted(value: object) -> DLArray | None:
+    return value if isinstance(value, DLArray) and value._fmt else None
+
+
+def _elementwise(op: Callable[[Any, Any], torch.Tensor], left: object, right: object) -> DLArray:
+    left_formatted, right_formatted = _formatted(left), _formatted(right)
+    if left_formatted is not None and right_formatted is not None:
+        out_fmt, left_pattern, right_pattern, sources = _broadcast_plan(
+            left_formatted._fmt, right_formatted._fmt
+        )
+        _check_sizes(out_fmt, left_formatted, right_formatted, sources)
+        a = left_formatted._data
+        b = right_formatted._data
+        if left_pattern is not None:
+            a = einops.rearrange(a, left_pattern)
+        if right_pattern is not None:
+            b = einops.rearrange(b, right_pattern)
+        return DLArray._wrap(op(a, b), out_fmt)
+    a, b = _operand(left), _operand(right)
+    if left_formatted is not None:
+        _check_plain_operand(left_formatted, b)
+        return DLArray._wrap(op(a, b), left_formatted._fmt)
+    if right_formatted is not None:
+        _check_plain_operand(right_formatted, a)
+        return DLArray._wrap(op(a, b), right_formatted._fmt)
+    return DLArray._wrap(op(a, b), "")
+
+
+def _operand(value: object) -> Any:
+    if isinstance(value, DLArray):
+        return value._data
+    if isinstance(value, np.ndarray):
+        return _from_numpy(value)
+    return value
+
+
+def _check_sizes(
+    out_fmt: str, left: DLArray, right: DLArray, sources: tuple[tuple[int | None, int | None], ...]
+) -> None:
+    for index, (label, (i, j)) in enumerate(zip(out_fmt, sources, strict=False)):
+        if i is None or j is None:
+            continue
+        m, n = left._data.shape[i], right._data.shape[j]
+        if m != n and m != 1 and n != 1:
+            raise DLFormatError(
+                f'cannot combine dlarrays of formats "{left._fmt}" and "{right._fmt}": dimension '
+                f'{index} ("{label}") has size {m} in one and {n} in the other; sizes must match '
+                f"or be 1"
+            )
+
+
+def _check_plain_operand(formatted: DLArray, other: object) -> None:
+    if not isinstance(other, torch.Tensor):
+        return
+    shape = formatted._data.shape
+    if other.ndim > len(shape):
+        raise DLFormatError(
+            f"a {other.ndim}-D tensor of shape {tuple(other.shape)} cannot broadcast against a "
+            f'"{formatted._fmt}" dlarray of shape {tuple(shape)}: the result would have unlabelled '
+            f"dimensions; wrap it with dlarray(tensor, fmt) to align it by label"
+        )
+    try:
+        torch.broadcast_shapes(shape, other.shape)
+    except RuntimeError:
+        raise DLFormatError(
+            f"a tensor of shape {tuple(other.shape)} does not broadcast against the canonical shape "
+            f'{tuple(shape)} of a "{formatted._fmt}" dlarray'
+        ) from None
+
+
+def _require_dlarray(function: str, value: object) -> DLArray:
+    if not isinstance(value, DLArray):
+        raise DLFormatError(
+            f"{function} needs a dlarray; got {type(value).__name__}. "
+            'Create one with dlformat.dlarray(data, "CBT") (your format)'
+        )
+    return value
+
+
+def dlarray(data: object, fmt: str | None = None) -> DLArray:
+    """Label ``data`` with MATLAB dimension labels (MATLAB's ``dlarray``).
+
+    See :class:`DLArray`. ``dlarray(X)`` on a ``DLArray`` returns ``X`` itself;
+    ``dlarray(X, fmt)`` relabels its data as it is stored (canonical order).
+
+    Examples:
+        >>> dims(dlarray(torch.randn(5, 4, 3, 2), "TSSU"))
+        'SSTU'
+    """
+    if isinstance(data, DLArray) and fmt is None:
+        return data
+    return DLArray(data, fmt)
+
+
+def dims(X: DLArray) -> str:
+    """The format of ``X`` in canonical order, ``""`` when unformatted."""
+    return _require_dlarray("dims", X)._fmt
+
+
+def finddim(X: DLArray, label: str) -> tuple[int, ...]:
+    """The 0-based positions of ``label`` in ``X``'s format; ``()`` when absent."""
+    fmt = _require_dlarray("finddim", X)._fmt
+    label = _format.check_label(label)
+    return tuple(index for index, have in enumerate(fmt) if have == label)
+
+
+def stripdims(X: DLArray, fmt: str | None = None) -> torch.Tensor:
+    """The data of ``X`` as a plain tensor, keeping autograd.
+
+    With no ``fmt`` the data comes in canonical order. With ``fmt`` it is permuted into
+    that order, which may add singleton labels but must hold every label of ``X``:
+    ``stripdims(Y, "BTC")`` hands a ``"CBT"`` array to batch-first code.
+    """
+    X = _require_dlarray("stripdims", X)
+    if fmt is None:
+        return X._data
+    target = _format.check_format(fmt)
+    if not X._fmt:
+        raise DLFormatError(
+            f'stripdims(X, "{target}") needs a formatted dlarray; X is unformatted. '
+            'Label it first with dlarray(X, "...")'
+        )
+    pattern = _reorder_plan(X._fmt, target)
+    return X._data if pattern is None else einops.rearrange(X._data, pattern)
+
+
+def extractdata(X: DLArray) -> torch.Tensor:
+    """The data of ``X`` in canonical order, detached from autograd (shares memory)."""
+    return _require_dlarray("extractdata", X)._data.detach()
+
+
+def _flatten(X: DLArray) -> tuple[list[torch.Tensor], str]:
+    return [X._data], X._fmt
+
+
+def _flatten_with_keys(X: DLArray) -> tuple[list[tuple[pytree.KeyEntry, torch.Tensor]], str]:
+    return [(pytree.GetAttrKey("data"), X._data)], X._fmt
+
+
+def _unflatten(children: Any, fmt: str) -> DLArray:
+    return DLArray._wrap(next(iter(children)), fmt)
+
+
+pytree.register_pytree_node(
+    DLArray,
+    _flatten,
+    _unflatten,
+    serialized_type_name="dlformat.DLArray",
+    flatten_with_keys_fn=_flatten_with_keys,
+)

@@ -1,0 +1,26 @@
+"""Make cached, pure planning functions transparent to ``torch.compile``."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TypeVar
+
+import torch
+
+F = TypeVar("F", bound=Callable[..., object])
+
+
+def constant_under_compile(plan: F) -> F:
+    """Wrap a pure, cached function of formats and sizes for use inside ``forward``.
+
+    Dynamo calls the wrapper eagerly and folds its result into the graph as a constant,
+    instead of tracing through ``functools.lru_cache`` (which it warns about). The
+    function must depend on its arguments only.
+    """
+
+    def call(*args):  # type: ignore[no-untyped-def]
+        return plan(*args)
+
+    call.__name__ = getattr(plan, "__name__", "plan")
+    call.__doc__ = plan.__doc__
+    return torch.compiler.assume_constant_result(call)  # type: ignore[return-value]

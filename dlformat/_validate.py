@@ -1,0 +1,116 @@
+"""Checks for user-given property values, each returning the value in canonical form.
+
+Every check raises :class:`DLFormatError` naming the property, the value it got and
+what is allowed, before anything is assigned.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from collections.abc import Callable
+
+import numpy as np
+import torch
+
+from ._errors import DLFormatError
+
+
+def describe(value: object) -> str:
+    """A short, quoted description of a bad value for an error message."""
+    if isinstance(value, str):
+        return f'"{value}" (a string)'
+    if isinstance(value, (bool, np.bool_)):
+        return f"{value} (a logical)"
+    if isinstance(value, (torch.Tensor, np.ndarray)):
+        return f"a {type(value).__name__} of shape {tuple(value.shape)} and dtype {value.dtype}"
+    text = repr(value)
+    if len(text) > 60:
+        text = text[:57] + "..."
+    return f"{text} ({type(value).__name__})"
+
+
+def _real_scalar(value: object) -> float | int | None:
+    """The Python number inside a real numeric scalar, or ``None`` if it is not one."""
+    if isinstance(value, (bool, np.bool_)):
+        return None
+    if isinstance(value, torch.Tensor):
+        if value.ndim != 0 or value.dtype == torch.bool or value.dtype.is_complex:
+            return None
+        return value.item()
+    if isinstance(value, np.ndarray):
+        if value.ndim != 0 or value.dtype.kind not in "iuf":
+            return None
+        return value.item()
+    if isinstance(value, numbers.Integral):
+        return int(value)
+    if isinstance(value, numbers.Real):
+        return float(value)
+    return None
+
+
+def integer(name: str, value: object, *, minimum: int) -> int:
+    """An integer ``>= minimum``: a Python, NumPy or torch integer, or an integral float."""
+    number = _real_scalar(value)
+    if number is None or not math.isfinite(number) or number != int(number) or number < minimum:
+        allowed = "a positive integer" if minimum == 1 else f"an integer >= {minimum}"
+        raise DLFormatError(f"{name} must be {allowed}; got {describe(value)}")
+    return int(number)
+
+
+def positive_integer(name: str, value: object) -> int:
+    return integer(name, value, minimum=1)
+
+
+def nonnegative_integer(name: str, value: object) -> int:
+    return integer(name, value, minimum=0)
+
+
+def factor(name: str, value: object) -> float:
+    """A finite real scalar ``>= 0``, as MATLAB's learn-rate and L2 factors are."""
+    number = _real_scalar(value)
+    if number is None or not math.isfinite(number) or number < 0:
+        raise DLFormatError(f"{name} must be a finite scalar >= 0; got {describe(value)}")
+    return float(number)
+
+
+def text(name: str, value: object) -> str:
+    """A string (MATLAB's character vector or string scalar)."""
+    if isinstance(value, np.str_):
+        value = str(value)
+    if not isinstance(value, str):
+        raise DLFormatError(f"{name} must be a string; got {describe(value)}")
+    return value
+
+
+def choice(name: str, value: object, allowed: tuple[str, ...], aliases: dict[str, str] | None = None) -> str:
+    """One of ``allowed``, matched case-insensitively as MATLAB matches option strings."""
+    if isinstance(value, (str, np.str_)):
+        key = str(value).lower()
+        key = (aliases or {}).get(key, key)
+        if key in allowed:
+            return key
+    options = ", ".join(f'"{option}"' for option in allowed)
+    raise DLFormatError(f"{name} must be one of {options}; got {describe(value)}")
+
+
+def choice_or_callable(
+    name: str, value: object, allowed: tuple[str, ...], aliases: dict[str, str] | None = None
+) -> str | Callable[..., object]:
+    """One of ``allowed`` (see :func:`choice`) or a callable, as MATLAB's initializers are."""
+    if callable(value):
+        return value
+    try:
+        return choice(name, value, allowed, aliases)
+    except DLFormatError as error:
+        raise DLFormatError(f"{error} or a function handle (a callable)") from None
+
+
+def floating_dtype(name: str, dtype: object) -> torch.dtype:
+    """A real floating torch dtype, as parameters need."""
+    if not isinstance(dtype, torch.dtype) or not dtype.is_floating_point:
+        raise DLFormatError(
+            f"{name} must be a floating torch dtype (torch.float32, torch.float64, torch.bfloat16 "
+            f"or torch.float16); got {describe(dtype)}"
+        )
+    return dtype
