@@ -216,7 +216,8 @@ class DLArray:
 
     def __repr__(self) -> str:
         if self._fmt:
-            sizes = " × ".join(f"{size}({label})" for size, label in zip(self._data.shape, self._fmt, strict=False))
+            pairs = zip(self._data.shape, self._fmt, strict=True)
+            sizes = " × ".join(f"{size}({label})" for size, label in pairs)
         else:
             sizes = " × ".join(str(size) for size in self._data.shape) or "scalar"
         details = [str(self._data.dtype).removeprefix("torch."), str(self._data.device)]
@@ -264,7 +265,7 @@ def _operand(value: object) -> Any:
 def _check_sizes(
     out_fmt: str, left: DLArray, right: DLArray, sources: tuple[tuple[int | None, int | None], ...]
 ) -> None:
-    for index, (label, (i, j)) in enumerate(zip(out_fmt, sources, strict=False)):
+    for index, (label, (i, j)) in enumerate(zip(out_fmt, sources, strict=True)):
         if i is None or j is None:
             continue
         m, n = left._data.shape[i], right._data.shape[j]

@@ -182,4 +182,4 @@ def broadcast_plan(
 
     left_pattern, left_sources = expand(left)
     right_pattern, right_sources = expand(right)
-    return out_format, left_pattern, right_pattern, tuple(zip(left_sources, right_sources, strict=False))
+    return out_format, left_pattern, right_pattern, tuple(zip(left_sources, right_sources, strict=True))

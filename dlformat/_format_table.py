@@ -126,7 +126,7 @@ def check_row(row: FormatRow, rng: np.random.Generator) -> RowResult:
 
 def _expected_shape(row: FormatRow, sizes: list[int], output_size: int) -> tuple[int, ...]:
     """Input sizes permuted into canonical order, with C of size OutputSize."""
-    labelled = sorted(zip(row.input, sizes, strict=False), key=lambda pair: _format.LABELS.index(pair[0]))
+    labelled = sorted(zip(row.input, sizes, strict=True), key=lambda pair: _format.LABELS.index(pair[0]))
     if "C" not in row.input:
         labelled.append(("C", output_size))
         labelled.sort(key=lambda pair: _format.LABELS.index(pair[0]))

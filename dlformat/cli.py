@@ -51,7 +51,8 @@ def _check(args: argparse.Namespace) -> int:
     lines = [(r.row.input, r.row.position, r.row.output, r.got, r.problem or "ok") for r in results]
     widths = [max(len(line[i]) for line in [header, *lines]) for i in range(4)]
     for line in [header, *lines]:
-        print("  ".join(cell.ljust(width) for cell, width in zip(line[:4], widths, strict=True)) + "  " + line[4])
+        cells = [cell.ljust(width) for cell, width in zip(line[:4], widths, strict=True)]
+        print("  ".join([*cells, line[4]]))
     failed = sum(not result.ok for result in results)
     verdict = f"all {len(results)} rows ok" if not failed else f"{failed} of {len(results)} rows failed"
     print(f"{verdict} (seed {seed})")

@@ -1,0 +1,111 @@
+"""The contract every dlformat layer keeps: one table of layers, the same checks for each.
+
+Add a layer by adding a row to LAYERS: a factory taking factory kwargs, and an input format
+with sizes the layer accepts.
+"""
+
+from __future__ import annotations
+
+import copy
+import io
+
+import pytest
+import torch
+
+import dlformat as dlf
+from dlformat.layers import Layer
+
+from ..conftest import DEVICES, FLOAT_DTYPES
+
+LAYERS = [
+    pytest.param(
+        lambda **kw: dlf.PositionEmbeddingLayer(6, 10, Name="posemb", **kw),
+        "CBT",
+        (3, 2, 7),
+        id="positionEmbedding",
+    ),
+    pytest.param(
+        lambda **kw: dlf.PositionEmbeddingLayer(
+            4, 5, PositionDimension="spatial", WeightsInitializer="he", **kw
+        ),
+        "SCB",
+        (5, 2, 3),
+        id="positionEmbedding-spatial",
+    ),
+]
+
+
+def make_input(fmt, sizes, device="cpu", dtype=torch.float32):
+    return dlf.dlarray(torch.randn(sizes, device=device, dtype=dtype), fmt)
+
+
+@pytest.mark.parametrize(("factory", "fmt", "sizes"), LAYERS)
+class TestLayerContract:
+    def test_is_a_module_with_matlab_ports(self, factory, fmt, sizes):
+        layer = factory()
+        assert isinstance(layer, torch.nn.Module) and isinstance(layer, Layer)
+        assert (layer.NumInputs, layer.InputNames, layer.NumOutputs, layer.OutputNames) == (
+            1,
+            ("in",),
+            1,
+            ("out",),
+        )
+
+    @pytest.mark.parametrize("device", DEVICES)
+    @pytest.mark.parametrize("dtype", FLOAT_DTYPES, ids=str)
+    def test_output_is_a_formatted_dlarray_on_the_layers_device_and_dtype(
+        self, factory, fmt, sizes, device, dtype
+    ):
+        layer = factory(device=device, dtype=dtype)
+        Y = layer(make_input(fmt, sizes, device, dtype))
+        assert isinstance(Y, dlf.DLArray) and dlf.dims(Y)
+        assert Y.dtype == dtype and Y.device.type == device
+
+    def test_gradients_reach_every_learnable(self, factory, fmt, sizes):
+        layer = factory()
+        dlf.stripdims(layer(make_input(fmt, sizes))).square().sum().backward()
+        for name in layer.learnables:
+            grad = getattr(layer, name).grad
+            assert grad is not None and grad.abs().sum() > 0, name
+
+    def test_state_dict_round_trip_gives_the_same_output(self, factory, fmt, sizes):
+        layer, fresh = factory(), factory()
+        buffer = io.BytesIO()
+        torch.save(layer.state_dict(), buffer)
+        buffer.seek(0)
+        fresh.load_state_dict(torch.load(buffer))
+        assert sorted(layer.state_dict()) == sorted(layer.learnables)
+        X = make_input(fmt, sizes)
+        torch.testing.assert_close(dlf.stripdims(fresh(X)), dlf.stripdims(layer(X)), rtol=0, atol=0)
+
+    def test_config_round_trips(self, factory, fmt, sizes):
+        layer = factory()
+        rebuilt = type(layer).from_config(layer.get_config())
+        assert rebuilt.get_config() == layer.get_config()
+        assert set(layer.get_config()) == set(layer.config_keys)
+
+    def test_deepcopy_is_independent(self, factory, fmt, sizes):
+        layer = factory()
+        twin = copy.deepcopy(layer)
+        for name in layer.learnables:
+            with torch.no_grad():
+                getattr(twin, name).add_(1)
+            assert not torch.equal(getattr(twin, name), getattr(layer, name))
+        assert twin.get_config() == layer.get_config()
+
+    def test_repr_is_matlabs_display(self, factory, fmt, sizes):
+        layer = factory()
+        text = repr(layer)
+        assert text.startswith(f"{type(layer).__name__} with properties:\n")
+        for key in layer.config_keys:
+            assert f"{key}: " in text, key
+        assert "Learnable Parameters" in text
+        assert f"Name={layer.Name!r}" in layer.extra_repr()
+
+    def test_reset_parameters_is_reproducible_with_a_generator(self, factory, fmt, sizes):
+        layer = factory()
+        layer.reset_parameters(torch.Generator().manual_seed(7))
+        first = {name: getattr(layer, name).detach().clone() for name in layer.learnables}
+        layer.reset_parameters(torch.Generator().manual_seed(7))
+        for name, value in first.items():
+            assert torch.equal(getattr(layer, name), value)
