@@ -44,9 +44,9 @@ def param_groups(module: nn.Module, lr: float, l2: float = 0.0) -> list[dict[str
             seen = factors_of.setdefault(id(parameter), pair)
             if seen != pair:
                 raise DLFormatError(
-                    f"parameter {parameter_name!r} of {name or 'the module'} is shared with another layer "
-                    f"that gives it factors {seen}; a shared parameter needs the same (learn-rate, L2) "
-                    f"factors everywhere, here {pair}"
+                    f"parameter {parameter_name!r} of module {name or '(root)'!r} is shared with another "
+                    f"layer that gives it factors {seen}; a shared parameter needs the same (learn-rate, "
+                    f"L2) factors everywhere, here {pair}"
                 )
             if seen is pair and pair[0] > 0 and parameter.requires_grad:
                 groups.setdefault(pair, []).append(parameter)

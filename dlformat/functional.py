@@ -68,7 +68,10 @@ def _embed(X: Any, weights: torch.Tensor, position_dimension: str, offset: int, 
     if not isinstance(X, DLArray) or not X._fmt:
         got = "an unformatted dlarray" if isinstance(X, DLArray) else f"a {type(X).__name__}"
         raise DLFormatError(f'{caller} needs a formatted dlarray input, such as dlarray(x, "CBT"); got {got}')
-    plan = _plan(X._fmt, position_dimension)
+    try:
+        plan = _plan(X._fmt, position_dimension)
+    except DLFormatError as error:
+        raise DLFormatError(f"{caller}: {error}") from None
     shape = X._data.shape
     length = shape[plan.index]
     max_position = weights.shape[1]

@@ -1,0 +1,27 @@
+"""The public surface stays small and complete."""
+
+from __future__ import annotations
+
+import dlformat
+
+PUBLIC = {
+    "DLArray", "DLFormatError", "PositionEmbeddingLayer", "__version__", "dims", "dlarray", "extractdata",
+    "finddim", "getL2Factor", "getLearnRateFactor", "param_groups", "positionEmbeddingLayer", "setL2Factor",
+    "setLearnRateFactor", "stripdims",
+}  # fmt: skip
+
+
+def test_all_lists_exactly_the_public_api():
+    assert set(dlformat.__all__) == PUBLIC
+    for name in PUBLIC:
+        assert getattr(dlformat, name) is not None
+
+
+def test_the_error_is_a_value_error():
+    assert issubclass(dlformat.DLFormatError, ValueError)
+
+
+def test_the_package_is_typed():
+    from importlib import resources
+
+    assert resources.files("dlformat").joinpath("py.typed").is_file()

@@ -1,0 +1,29 @@
+"""The code the README and the core issue show runs as written."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+README = Path(__file__).parents[1] / "README.md"
+
+
+def test_readme_python_example_runs():
+    blocks = re.findall(r"```python\n(.*?)```", README.read_text(), flags=re.S)
+    assert blocks
+    for block in blocks:
+        exec(compile(block, str(README), "exec"), {})
+
+
+def test_the_core_issue_example():
+    import torch
+
+    import dlformat as dlf
+
+    X = dlf.dlarray(torch.randn(1, 8, 20), "CBT")  # 1 channel, 8 sequences, 20 time steps
+    layer = dlf.positionEmbeddingLayer(64, 128, Name="posemb", WeightsInitializer="glorot")
+    Y = layer(X)
+    assert dlf.dims(Y) == "CBT" and tuple(Y.shape) == (64, 8, 20)
+    assert torch.equal(dlf.stripdims(Y, "BTC")[3, 5], layer.Weights[:, 5])
+    Z = dlf.dlarray(torch.randn(64, 8, 20), "CBT") + Y  # word embedding + position embedding
+    assert dlf.dims(Z) == "CBT" and tuple(Z.shape) == (64, 8, 20)
