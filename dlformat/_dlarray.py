@@ -23,7 +23,10 @@ from ._tracing import constant_under_compile
 
 __all__ = ["DLArray", "dims", "dlarray", "extractdata", "finddim", "stripdims"]
 
+_check_format = constant_under_compile(_format.check_format)
 _labelling_plan = constant_under_compile(_format.labelling_plan)
+_droppable_trailing_u = constant_under_compile(_format.droppable_trailing_u)
+_drop_trailing_pattern = constant_under_compile(_format.drop_trailing_pattern)
 _reorder_plan = constant_under_compile(_format.reorder_plan)
 _broadcast_plan = constant_under_compile(_format.broadcast_plan)
 
@@ -72,9 +75,9 @@ def _label(tensor: torch.Tensor, fmt: str) -> tuple[torch.Tensor, str]:
     if pattern is not None:
         tensor = einops.rearrange(tensor, pattern)
     if len(target) > 2 and target[-1] == "U":
-        drop = _format.droppable_trailing_u(target, tuple(size == 1 for size in tensor.shape))
+        drop = _droppable_trailing_u(target, tuple(size == 1 for size in tensor.shape))
         if drop:
-            tensor = einops.rearrange(tensor, _format.drop_trailing_pattern(drop))
+            tensor = einops.rearrange(tensor, _drop_trailing_pattern(drop))
             target = target[:-drop]
     return tensor, target
 
@@ -114,7 +117,7 @@ class DLArray:
             tensor, fmt = data._data, data._fmt if fmt is None else fmt
         else:
             tensor = _as_tensor(data)
-        self._data, self._fmt = _label(tensor, "" if fmt is None else _format.check_format(fmt))
+        self._data, self._fmt = _label(tensor, "" if fmt is None else _check_format(fmt))
 
     @classmethod
     def _wrap(cls, data: torch.Tensor, fmt: str) -> DLArray:
@@ -342,7 +345,7 @@ def stripdims(X: DLArray, fmt: str | None = None) -> torch.Tensor:
     X = _require_dlarray("stripdims", X)
     if fmt is None:
         return X._data
-    target = _format.check_format(fmt)
+    target = _check_format(fmt)
     if not X._fmt:
         raise DLFormatError(
             f'stripdims(X, "{target}") needs a formatted dlarray; X is unformatted. '

@@ -1,0 +1,96 @@
+"""torch.compile (no graph breaks) and torch.export over dlarrays and positionEmbeddingLayer."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from torch import nn
+
+import dlformat as dlf
+
+# dlformat's cached format plans must reach dynamo as constants, never traced through lru_cache
+pytestmark = pytest.mark.filterwarnings("error:Dynamo detected a call to a `functools.lru_cache`")
+
+
+class TokenAndPosition(nn.Module):
+    """Token embedding + position embedding + addition, formats carried as dlarrays."""
+
+    def __init__(self, vocabulary=50, channels=16, max_position=32):
+        super().__init__()
+        self.tokens = nn.Embedding(vocabulary, channels)
+        self.posemb = dlf.positionEmbeddingLayer(channels, max_position, Name="posemb")
+
+    def forward(self, ids: torch.Tensor) -> dlf.DLArray:
+        X = dlf.dlarray(self.tokens(ids), "BTC")  # batch-first memory, labelled
+        return X + self.posemb(X)
+
+
+@pytest.fixture(autouse=True)
+def fresh_dynamo():
+    torch._dynamo.reset()
+    yield
+    torch._dynamo.reset()
+
+
+def test_compile_fullgraph_matches_eager():
+    torch.manual_seed(0)
+    model = TokenAndPosition()
+    compiled = torch.compile(model, fullgraph=True, backend="eager")
+    for batch, length in [(2, 7), (3, 11)]:
+        ids = torch.randint(0, 50, (batch, length))
+        expected, got = model(ids), compiled(ids)
+        assert isinstance(got, dlf.DLArray) and dlf.dims(got) == "CBT"
+        torch.testing.assert_close(dlf.stripdims(got), dlf.stripdims(expected), rtol=0, atol=0)
+
+
+def test_compile_with_inductor_and_dlarray_inputs_and_backward():
+    torch.manual_seed(0)
+    layer = dlf.positionEmbeddingLayer(8, 16)
+
+    def step(X: dlf.DLArray) -> torch.Tensor:
+        Y = X * 2 + layer(X)
+        return dlf.stripdims(Y, "BTC").square().sum()
+
+    compiled = torch.compile(step, fullgraph=True)
+    X = dlf.dlarray(torch.randn(8, 4, 10), "CBT")
+    compiled(X).backward()
+    compiled_grad = layer.Weights.grad.clone()
+    layer.Weights.grad = None
+    step(X).backward()
+    torch.testing.assert_close(compiled_grad, layer.Weights.grad)
+
+
+def test_export_succeeds_and_matches_eager():
+    torch.manual_seed(0)
+    model = TokenAndPosition().eval()
+    ids = torch.randint(0, 50, (2, 9))
+    program = torch.export.export(model, (ids,))
+    result = program.module()(ids)
+    assert isinstance(result, dlf.DLArray) and dlf.dims(result) == "CBT"
+    torch.testing.assert_close(dlf.stripdims(result), dlf.stripdims(model(ids)), rtol=0, atol=0)
+
+
+def test_export_with_a_dlarray_input():
+    layer = dlf.positionEmbeddingLayer(4, 12).eval()
+
+    class AddPosition(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.layer = layer
+
+        def forward(self, X):
+            return X + self.layer(X)
+
+    X = dlf.dlarray(torch.randn(4, 2, 6), "CBT")
+    program = torch.export.export(AddPosition(), (X,))
+    torch.testing.assert_close(dlf.stripdims(program.module()(X)), dlf.stripdims(X + layer(X)))
+
+
+def test_changing_position_offset_is_seen_by_a_compiled_model():
+    """Cached decoding moves PositionOffset between calls; a compiled graph must not keep the old one."""
+    layer = dlf.positionEmbeddingLayer(4, 12, WeightsInitializer="glorot")
+    compiled = torch.compile(lambda X: dlf.stripdims(layer(X)), fullgraph=True, backend="eager")
+    X = dlf.dlarray(torch.zeros(4, 1, 1), "CBT")
+    for offset in (0, 3, 7):
+        layer.PositionOffset = offset
+        torch.testing.assert_close(compiled(X)[:, 0, 0], layer.Weights[:, offset].detach(), rtol=0, atol=0)
