@@ -1,0 +1,139 @@
+"""MATLAB .mat files in and out: versions 4, 6 and 7 through SciPy, 7.3 through h5py.
+
+Values come back in MATLAB's shapes (never squeezed), native byte order, with MATLAB's
+classes: integer-valued doubles stay float64 however MATLAB stored them. See
+``docs/matlab_io.md`` for the Python form of each MATLAB type.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from .._errors import DLFormatError
+from . import _matv5, _matv73, _scan, _values
+from ._learnables import load_learnables, save_learnables
+
+__all__ = ["load_learnables", "loadmat", "save_learnables", "savemat"]
+
+VERSIONS = ("7", "7.3")
+
+
+def _open(path: str | os.PathLike[str]) -> tuple[Path, int, list[_scan.Variable], int]:
+    path = Path(path)
+    try:
+        with open(path, "rb") as file:
+            size = os.fstat(file.fileno()).st_size
+            version, variables = _scan.scan(file, size)
+    except OSError as error:
+        raise DLFormatError(f"cannot read {path}: {error.strerror or error}") from None
+    except DLFormatError as error:
+        raise DLFormatError(f"cannot read {path}: {error}") from None
+    return path, version, variables, size
+
+
+def loadmat(path: str | os.PathLike[str], variable_names: Iterable[str] | None = None) -> dict[str, Any]:
+    """Load variables from a MAT-file of any version (4, 6, 7 or 7.3).
+
+    Args:
+        path: the file.
+        variable_names: the variables to load (default: all). A name the file lacks is
+            an error that lists what it holds.
+
+    Returns:
+        ``{name: value}`` in dlformat's form: numeric arrays in MATLAB's shape and class
+        (integer-valued doubles stay float64), ``bool`` for logical, ``str`` for char
+        rows, ``dict`` for a 1×1 struct, a list of dicts for a struct array, an object
+        array for a cell, ``scipy.sparse.csc_matrix`` for sparse.
+
+    Raises:
+        DLFormatError: for a missing, broken or hostile file, and for MATLAB objects
+            (``string``, ``table``, classdef objects, function handles), naming the
+            variable and its class. A file is checked against its own size before
+            anything it declares is allocated.
+    """
+    wanted = None if variable_names is None else list(variable_names)
+    if wanted is not None:
+        for name in wanted:
+            if not isinstance(name, str):
+                raise DLFormatError(f"variable_names must be strings; got {name!r}")
+    path, version, variables, size = _open(path)
+    if version == 73:
+        try:
+            return _matv73.read(path, wanted, size)
+        except DLFormatError:
+            raise
+        except Exception as error:  # h5py raises many types for broken files
+            raise DLFormatError(f"cannot read {path}: the HDF5 file is malformed ({error})") from None
+    names = [variable.name for variable in variables]
+    if wanted is None:
+        wanted = list(dict.fromkeys(names))
+    _matv73._check_wanted(path, wanted, names)
+    objects = [variable for variable in variables if variable.is_object and variable.name in wanted]
+    if objects:
+        raise _values.object_error(objects[0].name, objects[0].matlab_class)
+    try:
+        return _matv5.read(path, wanted)
+    except DLFormatError:
+        raise
+    except Exception as error:  # SciPy raises many types for broken files
+        raise DLFormatError(
+            f"cannot read {path}: the file is malformed ({type(error).__name__}: {error})"
+        ) from None
+
+
+def savemat(path: str | os.PathLike[str], mapping: dict[str, Any], version: str = "7") -> None:
+    """Write variables to a MAT-file that MATLAB loads.
+
+    Args:
+        path: the file (replaced atomically: a failed write leaves no partial file).
+        mapping: ``{name: value}`` in dlformat's form; also torch tensors (float16 and
+            bfloat16 become single), numbers (1×1 double) and 1-D arrays (1×N rows).
+        version: ``"7"`` (compressed, MATLAB's default; SciPy) or ``"7.3"`` (HDF5, for
+            variables over 2 GB; needs h5py).
+
+    Raises:
+        DLFormatError: for a value with no MATLAB form or a name MATLAB cannot hold, naming
+            its path, before anything is written.
+    """
+    version = str(version).removeprefix("-v").removeprefix("v")
+    if version not in VERSIONS:
+        raise DLFormatError(f'version must be "7" or "7.3"; got {version!r}')
+    variables = _values.normalize(mapping)
+    path = Path(path)
+    writer = _matv5.write if version == "7" else _matv73.write
+    directory = path.parent if str(path.parent) else Path(".")
+    try:
+        handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
+    except OSError as error:
+        raise DLFormatError(f"cannot write {path}: {error.strerror or error}") from None
+    os.close(handle)
+    try:
+        writer(Path(temporary), variables)
+        os.replace(temporary, path)
+    except BaseException as error:
+        Path(temporary).unlink(missing_ok=True)
+        if isinstance(error, OSError):
+            raise DLFormatError(f"cannot write {path}: {error.strerror or error}") from None
+        raise
+
+
+def whos(path: str | os.PathLike[str]) -> list[_values.Entry]:
+    """Every leaf of every variable, struct and cell paths spelled out (for ``dlformat inspect``)."""
+    path, version, variables, _ = _open(path)
+    if version != 73:
+        objects = [variable for variable in variables if variable.is_object]
+        plain = [variable.name for variable in variables if not variable.is_object]
+        rows = [
+            _values.Entry(variable.name, variable.matlab_class + " (object)", variable.dims, "", 0)
+            for variable in objects
+        ]
+        loaded = loadmat(path, plain) if plain else {}
+    else:
+        rows, loaded = [], loadmat(path)
+    for name, value in loaded.items():
+        rows.extend(_values.entries(name, value))
+    return rows

@@ -1,0 +1,157 @@
+"""MATLAB's ``net.Learnables`` table in a .mat file, to and from dlformat layers.
+
+The file holds three N×1 cell arrays, ``Layer``, ``Parameter`` and ``Value`` (layer names
+need not be valid MATLAB field names, so a struct would not do). Rows match dlformat
+layers by ``Name`` and learnables by MATLAB parameter name.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, NamedTuple
+
+import numpy as np
+import torch
+from torch import nn
+
+from .._errors import DLFormatError
+from ..layers import Layer
+
+COLUMNS = ("Layer", "Parameter", "Value")
+
+
+class LearnablesResult(NamedTuple):
+    """What :func:`load_learnables` could not match, as ``"layer/parameter"`` strings."""
+
+    missing: list[str]
+    unexpected: list[str]
+
+
+def _named_layers(module: nn.Module) -> dict[str, Layer]:
+    layers: dict[str, Layer] = {}
+    for layer in module.modules():
+        if not isinstance(layer, Layer) or not layer.learnables:
+            continue
+        if not layer.Name:
+            raise DLFormatError(
+                f"a {type(layer).__name__} with learnables has no Name; MATLAB's Learnables table "
+                "finds layers by name, so give every such layer a unique Name"
+            )
+        if layer.Name in layers:
+            raise DLFormatError(f"two layers are named {layer.Name!r}; layer names must be unique")
+        layers[layer.Name] = layer
+    return layers
+
+
+def _size(shape: tuple[int, ...]) -> str:
+    return "×".join(str(size) for size in shape)
+
+
+def save_learnables(module: nn.Module, path: str | os.PathLike[str], version: str = "7") -> None:
+    """Write every learnable of every named dlformat layer in ``module`` as a Learnables table.
+
+    MATLAB reads it back with ``importLearnables.m`` (in the repository's ``matlab/``).
+    """
+    from . import savemat
+
+    layers = _named_layers(module)
+    rows = [(name, parameter) for name, layer in layers.items() for parameter in layer.learnables]
+    if not rows:
+        raise DLFormatError("the module holds no named dlformat layer with learnable parameters")
+    columns = {column: np.empty((len(rows), 1), dtype=object) for column in COLUMNS}
+    for index, (name, parameter) in enumerate(rows):
+        columns["Layer"][index, 0] = name
+        columns["Parameter"][index, 0] = parameter
+        columns["Value"][index, 0] = getattr(layers[name], parameter).detach()
+    savemat(path, columns, version=version)
+
+
+def load_learnables(module: nn.Module, path: str | os.PathLike[str], strict: bool = True) -> LearnablesResult:
+    """Assign a Learnables table from a .mat file to the named dlformat layers of ``module``.
+
+    Values are converted to each parameter's dtype and device and copied in place, so
+    optimizers holding the parameters stay valid. Every row is checked before any is
+    assigned: on any error, nothing changes.
+
+    Args:
+        strict: raise when rows are missing (learnables of the module the file lacks) or
+            unexpected (rows naming no layer or parameter of the module), as
+            ``load_state_dict`` does. A shape mismatch is always an error.
+
+    Returns:
+        ``LearnablesResult(missing, unexpected)``.
+    """
+    from . import loadmat
+
+    table = loadmat(path)
+    lacking = [column for column in COLUMNS if column not in table]
+    if lacking:
+        raise DLFormatError(
+            f"{path} is not a Learnables file: it lacks {', '.join(lacking)} (it holds "
+            f"{', '.join(table) or 'nothing'}); export one with exportLearnables.m"
+        )
+    rows = _rows(path, table)
+    layers = _named_layers(module)
+    assignments: list[tuple[nn.Parameter, np.ndarray]] = []
+    unexpected: list[str] = []
+    seen: set[tuple[str, str]] = set()
+    for number, (name, parameter, value) in enumerate(rows, start=1):
+        layer = layers.get(name)
+        if layer is None or parameter not in layer.learnables:
+            unexpected.append(f"{name}/{parameter}")
+            continue
+        if (name, parameter) in seen:
+            raise DLFormatError(f"{path} row {number}: {name}/{parameter} appears twice")
+        seen.add((name, parameter))
+        target = getattr(layer, parameter)
+        if tuple(value.shape) != tuple(target.shape):
+            raise DLFormatError(
+                f"{path} row {number}: layer {name!r} parameter {parameter!r} is "
+                f"{_size(value.shape)} in the file but {_size(tuple(target.shape))} in the network"
+            )
+        assignments.append((target, value))
+    missing = [
+        f"{name}/{parameter}"
+        for name, layer in layers.items()
+        for parameter in layer.learnables
+        if (name, parameter) not in seen
+    ]
+    if strict and (missing or unexpected):
+        problems = []
+        if missing:
+            problems.append(f"missing rows: {', '.join(missing)}")
+        if unexpected:
+            problems.append(f"unexpected rows: {', '.join(unexpected)}")
+        raise DLFormatError(
+            f"error(s) loading learnables from {path}: {'; '.join(problems)} (strict=False skips them)"
+        )
+    with torch.no_grad():
+        for target, value in assignments:
+            target.copy_(
+                torch.from_numpy(np.ascontiguousarray(value)).to(dtype=target.dtype, device=target.device)
+            )
+    return LearnablesResult(missing, unexpected)
+
+
+def _rows(path: Any, table: dict[str, Any]) -> list[tuple[str, str, np.ndarray]]:
+    columns = []
+    for column in COLUMNS:
+        cells = table[column]
+        if (
+            not isinstance(cells, np.ndarray)
+            or cells.dtype != object
+            or cells.ndim != 2
+            or 1 not in cells.shape
+        ):
+            raise DLFormatError(f"{path}: {column} must be an N×1 cell array; got {type(cells).__name__}")
+        columns.append(cells.ravel(order="F"))
+    if len({len(column) for column in columns}) != 1:
+        raise DLFormatError(f"{path}: Layer, Parameter and Value must have the same number of rows")
+    rows = []
+    for number, (name, parameter, value) in enumerate(zip(*columns, strict=True), start=1):
+        if not isinstance(name, str) or not isinstance(parameter, str):
+            raise DLFormatError(f"{path} row {number}: Layer and Parameter must be character vectors")
+        if not isinstance(value, np.ndarray) or value.dtype.kind not in "fiu":
+            raise DLFormatError(f"{path} row {number}: Value of {name}/{parameter} must be a numeric array")
+        rows.append((name, parameter, value))
+    return rows

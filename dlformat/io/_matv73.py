@@ -1,0 +1,377 @@
+"""MAT-file version 7.3 (HDF5) through h5py, in MATLAB's own layout.
+
+MATLAB stores arrays transposed (HDF5 is row-major), names each variable's class in a
+``MATLAB_class`` attribute, keeps cell contents and struct-array elements in a ``#refs#``
+group reached by object references, stores empty arrays as their dimensions with
+``MATLAB_empty``, and puts a 128-byte MAT header in a 512-byte user block.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import scipy.sparse
+
+from .._errors import DLFormatError
+from ._scan import MAX_DEFLATE_RATIO, MAX_DEPTH
+from ._values import CLASS_OF_DTYPE, NUMERIC_CLASSES, StructArray, object_error
+
+INSTALL = 'pip install "dlformat[hdf5]"'
+_PLAIN_CLASSES = set(NUMERIC_CLASSES) | {"logical", "char", "cell", "struct"}
+_MAX_ATTRIBUTE_FIELDS = 512
+
+
+def _h5py() -> Any:
+    try:
+        import h5py
+    except ImportError:
+        raise DLFormatError(
+            f"MAT-file version 7.3 is HDF5, which needs the optional package h5py; install it with {INSTALL}"
+        ) from None
+    return h5py
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, bytes):
+        return value.decode("latin-1")
+    if isinstance(value, np.ndarray) and value.dtype.kind == "S":
+        return b"".join(value.ravel().tolist()).decode("latin-1")
+    return str(value)
+
+
+class _Reader:
+    def __init__(self, file: Any, budget: int) -> None:
+        self.h5py = _h5py()
+        self.file = file
+        self.budget = budget  # bytes the file can expand to; every read is charged against it
+
+    def charge(self, dataset: Any, path: str) -> None:
+        nbytes = int(dataset.size) * dataset.dtype.itemsize
+        stored = int(dataset.id.get_storage_size())
+        if nbytes > max(stored, 1) * MAX_DEFLATE_RATIO + 4096 or nbytes > self.budget:
+            raise DLFormatError(
+                f"variable {path!r} declares {nbytes} bytes, more than the file can hold "
+                f"({stored} bytes stored); the file is corrupt"
+            )
+        self.budget -= nbytes
+
+    def node(self, obj: Any, path: str, depth: int) -> Any:
+        if depth > MAX_DEPTH:
+            raise DLFormatError(
+                f"variable {path!r} nests more than {MAX_DEPTH} levels deep (or refers to itself)"
+            )
+        if "MATLAB_class" not in obj.attrs:
+            raise DLFormatError(f"{path!r} has no MATLAB_class attribute; the file is not a MATLAB v7.3 file")
+        matlab_class = _text(obj.attrs["MATLAB_class"])
+        if matlab_class not in _PLAIN_CLASSES or "MATLAB_object_decode" in obj.attrs:
+            raise object_error(path, matlab_class)
+        if isinstance(obj, self.h5py.Group):
+            if matlab_class == "struct":
+                return self.struct(obj, path, depth)
+            if "MATLAB_sparse" in obj.attrs:
+                return self.sparse(obj, matlab_class, path)
+            raise DLFormatError(
+                f"{path!r} is an HDF5 group of class {matlab_class!r}, which MATLAB does not write"
+            )
+        if "MATLAB_empty" in obj.attrs and int(np.asarray(obj.attrs["MATLAB_empty"]).ravel()[0]):
+            return self.empty(obj, matlab_class, path)
+        if matlab_class == "cell":
+            return self.cell(obj, path, depth)
+        if matlab_class == "struct":
+            raise DLFormatError(f"{path!r} is a struct stored as a dataset, which MATLAB does not write")
+        return self.array(obj, matlab_class, path)
+
+    def read(self, dataset: Any, path: str) -> np.ndarray:
+        self.charge(dataset, path)
+        data = dataset[()]
+        data = np.asarray(data)
+        # HDF5 holds the transpose of MATLAB's column-major array
+        return data.T if data.ndim >= 2 else data.reshape(-1, 1) if data.ndim == 1 else data.reshape(1, 1)
+
+    def array(self, dataset: Any, matlab_class: str, path: str) -> Any:
+        data = self.read(dataset, path)
+        if data.dtype.names and set(data.dtype.names) >= {"real", "imag"}:
+            complex_type = np.complex64 if matlab_class == "single" else np.complex128
+            data = data["real"].astype(complex_type) + 1j * data["imag"].astype(complex_type)
+            return data.astype(complex_type)
+        if data.dtype.kind not in "biuf":
+            raise DLFormatError(f"variable {path!r} of class {matlab_class!r} holds {data.dtype} data")
+        if matlab_class == "char":
+            return _chars(data)
+        if matlab_class == "logical":
+            return data.astype(bool)
+        return data.astype(NUMERIC_CLASSES[matlab_class], copy=False)
+
+    def empty(self, dataset: Any, matlab_class: str, path: str) -> Any:
+        dims = tuple(int(d) for d in np.asarray(dataset[()]).ravel()[:32])
+        if matlab_class == "struct" and len(dims) >= 2 and 0 not in dims and np.prod(dims) <= 1 << 20:
+            # MATLAB writes a struct without fields as an "empty" of its dimensions
+            return {} if dims == (1, 1) else [{} for _ in range(int(np.prod(dims)))]
+        if len(dims) < 2 or 0 not in dims:
+            raise DLFormatError(f"variable {path!r} is marked empty but has dimensions {list(dims)}")
+        if matlab_class == "char":
+            return ""
+        if matlab_class in ("cell", "struct"):
+            return np.empty(dims, dtype=object)
+        return np.zeros(dims, dtype=bool if matlab_class == "logical" else NUMERIC_CLASSES[matlab_class])
+
+    def cell(self, dataset: Any, path: str, depth: int) -> np.ndarray:
+        references = self.read(dataset, path)
+        cells = np.empty(references.shape, dtype=object)
+        for index in np.ndindex(references.shape):
+            linear = int(np.ravel_multi_index(index, references.shape, order="F")) + 1
+            cells[index] = self.dereference(references[index], f"{path}{{{linear}}}", depth)
+        return cells
+
+    def dereference(self, reference: Any, path: str, depth: int) -> Any:
+        if not isinstance(reference, self.h5py.Reference) or not reference:
+            raise DLFormatError(f"{path!r} should hold an object reference; the file is corrupt")
+        try:
+            target = self.file[reference]
+        except (KeyError, ValueError, RuntimeError) as error:
+            raise DLFormatError(f"{path!r} refers to a missing object ({error})") from None
+        return self.node(target, path, depth + 1)
+
+    def field_names(self, group: Any, path: str) -> list[str]:
+        if "MATLAB_fields" not in group.attrs:
+            return list(group.keys())
+        names = group.attrs["MATLAB_fields"]
+        if isinstance(names, self.h5py.Reference):  # MATLAB moves long field lists out of the attribute
+            try:
+                dataset = self.file[names]
+            except (KeyError, ValueError, RuntimeError) as error:
+                raise DLFormatError(f"struct {path!r} refers to missing field names ({error})") from None
+            if not isinstance(dataset, self.h5py.Dataset):
+                raise DLFormatError(f"struct {path!r} has field names that are not a dataset")
+            self.charge(dataset, path)
+            names = dataset[()]
+        return [_text(name) for name in np.asarray(names, dtype=object).ravel()]
+
+    def struct(self, group: Any, path: str, depth: int) -> Any:
+        fields = self.field_names(group, path)
+        missing = [field for field in fields if field not in group]
+        if missing:
+            raise DLFormatError(f"struct {path!r} lists fields {missing} that it does not hold")
+        children = [group[field] for field in fields]
+        is_array = children and all(
+            isinstance(child, self.h5py.Dataset) and "MATLAB_class" not in child.attrs for child in children
+        )
+        if not is_array:
+            return {
+                field: self.node(child, f"{path}.{field}", depth + 1)
+                for field, child in zip(fields, children, strict=True)
+            }
+        columns = [self.read(child, f"{path}.{field}") for field, child in zip(fields, children, strict=True)]
+        shape = columns[0].shape
+        if any(column.shape != shape for column in columns):
+            raise DLFormatError(f"struct array {path!r} has fields of different sizes")
+        flat = [column.flatten(order="F") for column in columns]
+        return [
+            {
+                field: self.dereference(flat[k][i], f"{path}({i + 1}).{field}", depth)
+                for k, field in enumerate(fields)
+            }
+            for i in range(int(np.prod(shape)))
+        ]
+
+    def sparse(self, group: Any, matlab_class: str, path: str) -> scipy.sparse.csc_matrix:
+        rows = int(np.asarray(group.attrs["MATLAB_sparse"]).ravel()[0])
+        if "jc" not in group:
+            raise DLFormatError(f"sparse variable {path!r} has no column starts (jc)")
+        jc = self.read(group["jc"], path).ravel().astype(np.int64)
+        columns = len(jc) - 1
+        if "data" in group and "ir" in group:
+            data = self.array(group["data"], matlab_class, path).ravel()
+            ir = self.read(group["ir"], path).ravel().astype(np.int64)
+        else:
+            data = np.zeros(0, dtype=bool if matlab_class == "logical" else np.float64)
+            ir = np.zeros(0, dtype=np.int64)
+        if (
+            rows < 0
+            or columns < 0
+            or len(ir) != len(data)
+            or (len(jc) and (jc[0] != 0 or jc[-1] != len(data)))
+        ):
+            raise DLFormatError(f"sparse variable {path!r} has inconsistent indices")
+        if (len(ir) and (ir.min() < 0 or ir.max() >= rows)) or np.any(np.diff(jc) < 0):
+            raise DLFormatError(f"sparse variable {path!r} has indices out of range")
+        return scipy.sparse.csc_matrix((data, ir, jc), shape=(rows, max(columns, 0)))
+
+
+def _chars(codes: np.ndarray) -> Any:
+    rows = ["".join(map(chr, row)) for row in codes.astype(np.uint32).tolist()]
+    if codes.shape[0] == 1:
+        return rows[0]
+    return np.array(rows) if rows else ""
+
+
+def read(path: Path, variable_names: list[str] | None, size: int) -> dict[str, Any]:
+    h5py = _h5py()
+    try:
+        file = h5py.File(path, "r")
+    except OSError as error:
+        raise DLFormatError(f"cannot read {path} as a MAT-file version 7.3 (HDF5): {error}") from None
+    with file:
+        names = [name for name in file.keys() if not name.startswith("#")]
+        wanted = names if variable_names is None else variable_names
+        _check_wanted(path, wanted, names)
+        reader = _Reader(file, size * MAX_DEFLATE_RATIO + (1 << 20))
+        return {name: reader.node(file[name], name, 0) for name in wanted}
+
+
+def _check_wanted(path: Path, wanted: list[str], names: list[str]) -> None:
+    missing = [name for name in wanted if name not in names]
+    if missing:
+        raise DLFormatError(f"{path} has no variable(s) {missing}; it holds: {', '.join(names) or 'nothing'}")
+
+
+# -- writing -------------------------------------------------------------------------------------
+def header() -> bytes:
+    text = (
+        "MATLAB 7.3 MAT-file, Platform: dlformat, Created on: "
+        + time.strftime("%a %b %d %H:%M:%S %Y")
+        + " HDF5 schema 1.00 ."
+    )
+    return text.encode("ascii").ljust(116, b" ") + b" " * 8 + b"\x00\x02" + b"IM"
+
+
+class _Writer:
+    def __init__(self, file: Any) -> None:
+        self.h5py = _h5py()
+        self.file = file
+        self.count = 0
+
+    def refs(self) -> Any:
+        return self.file.require_group("#refs#")
+
+    def reference(self, value: Any) -> Any:
+        name = _ref_name(self.count)
+        self.count += 1
+        self.write(self.refs(), name, value)
+        return self.refs()[name].ref
+
+    def write(self, parent: Any, name: str, value: Any) -> None:
+        if isinstance(value, dict):
+            group = parent.create_group(name)
+            self.classify(group, "struct")
+            self.fields(group, list(value))
+            for field, item in value.items():
+                self.write(group, field, item)
+        elif isinstance(value, StructArray):
+            group = parent.create_group(name)
+            self.classify(group, "struct")
+            self.fields(group, list(value.fields))
+            for field in value.fields:
+                references = [self.reference(item[field]) for item in value.items]
+                group.create_dataset(
+                    field, data=np.array(references, dtype=self.h5py.ref_dtype).reshape(-1, 1)
+                )
+        elif isinstance(value, str):
+            if not value:
+                self.empty(parent, name, "char", (0, 0))
+            else:
+                self.dataset(
+                    parent, name, np.array([[ord(c) for c in value]], dtype=np.uint16), "char", decode=2
+                )
+        elif scipy.sparse.issparse(value):
+            self.sparse(parent, name, value)
+        elif value.dtype == object:
+            if not value.size:
+                self.empty(parent, name, "cell", value.shape)
+                return
+            references = np.empty(value.shape, dtype=self.h5py.ref_dtype)
+            for index in np.ndindex(value.shape):
+                references[index] = self.reference(value[index])
+            self.dataset(parent, name, references, "cell")
+        elif value.dtype.kind == "U":
+            width = max((len(row) for row in value.ravel()), default=0)
+            codes = np.array([[ord(c) for c in row.ljust(width)] for row in value.ravel()], dtype=np.uint16)
+            self.dataset(parent, name, codes.reshape(len(value.ravel()), width), "char", decode=2)
+        else:
+            self.numeric(parent, name, value)
+
+    def fields(self, group: Any, fields: list[str]) -> None:
+        names = _field_names(self.h5py, fields)
+        if len(fields) <= _MAX_ATTRIBUTE_FIELDS:
+            group.attrs.create("MATLAB_fields", names)
+        else:  # an HDF5 attribute holds at most 64 KiB; MATLAB moves long lists into #refs#
+            name = _ref_name(self.count)
+            self.count += 1
+            group.attrs["MATLAB_fields"] = self.refs().create_dataset(name, data=names).ref
+
+    def classify(self, obj: Any, matlab_class: str, decode: int | None = None) -> None:
+        obj.attrs.create("MATLAB_class", np.bytes_(matlab_class))
+        if decode is not None:
+            obj.attrs.create("MATLAB_int_decode", np.int32(decode))
+
+    def dataset(
+        self, parent: Any, name: str, data: np.ndarray, matlab_class: str, decode: int | None = None
+    ) -> None:
+        dataset = parent.create_dataset(name, data=np.ascontiguousarray(data.T))
+        self.classify(dataset, matlab_class, decode)
+
+    def empty(self, parent: Any, name: str, matlab_class: str, shape: tuple[int, ...]) -> None:
+        dataset = parent.create_dataset(name, data=np.array(shape, dtype=np.uint64))
+        self.classify(dataset, matlab_class)
+        dataset.attrs.create("MATLAB_empty", np.uint8(1))
+
+    def numeric(self, parent: Any, name: str, value: np.ndarray) -> None:
+        matlab_class = CLASS_OF_DTYPE[value.dtype]
+        if not value.size:
+            self.empty(parent, name, matlab_class, value.shape)
+        elif value.dtype == bool:
+            self.dataset(parent, name, value.astype(np.uint8), "logical", decode=1)
+        elif value.dtype.kind == "c":
+            part = np.float32 if value.dtype == np.complex64 else np.float64
+            compound = np.empty(value.shape, dtype=[("real", part), ("imag", part)])
+            compound["real"], compound["imag"] = value.real, value.imag
+            self.dataset(parent, name, compound, matlab_class)
+        else:
+            self.dataset(parent, name, value, matlab_class)
+
+    def sparse(self, parent: Any, name: str, matrix: scipy.sparse.csc_matrix) -> None:
+        matrix = scipy.sparse.csc_matrix(matrix)
+        matrix.sort_indices()
+        group = parent.create_group(name)
+        logical = matrix.dtype == bool
+        self.classify(group, "logical" if logical else "double", decode=1 if logical else None)
+        group.attrs.create("MATLAB_sparse", np.uint64(matrix.shape[0]))
+        group.create_dataset("jc", data=matrix.indptr.astype(np.uint64))
+        if matrix.nnz:
+            group.create_dataset("ir", data=matrix.indices.astype(np.uint64))
+            data = matrix.data.astype(np.uint8) if logical else matrix.data
+            if data.dtype.kind == "c":
+                compound = np.empty(data.shape, dtype=[("real", np.float64), ("imag", np.float64)])
+                compound["real"], compound["imag"] = data.real, data.imag
+                data = compound
+            group.create_dataset("data", data=data)
+
+
+def _ref_name(count: int) -> str:
+    letters = "abcdefghijklmnopqrstuvwxyz"
+    name = ""
+    count += 1
+    while count:
+        count, digit = divmod(count - 1, 26)
+        name = letters[digit] + name
+    return name
+
+
+def _field_names(h5py: Any, fields: list[str]) -> np.ndarray:
+    names = np.empty(len(fields), dtype=h5py.vlen_dtype(np.dtype("S1")))
+    for index, field in enumerate(fields):
+        names[index] = np.array(list(field), dtype="S1")
+    return names
+
+
+def write(path: Path, variables: dict[str, Any]) -> None:
+    h5py = _h5py()
+    with h5py.File(path, "w", userblock_size=512, libver="earliest") as file:
+        writer = _Writer(file)
+        for name, value in variables.items():
+            writer.write(file, name, value)
+    with open(path, "r+b") as raw:
+        raw.write(header())

@@ -1,0 +1,373 @@
+"""A structural walk of MAT-file versions 4 to 7 that never allocates what a header claims.
+
+Before SciPy reads a file, every element is checked against what the file can hold: an
+uncompressed element must fit in the bytes left, a compressed one cannot expand beyond
+deflate's maximum ratio, a cell or struct cannot have more elements than its bytes can
+encode, and nesting is bounded. A file that passes has allocations bounded by its size.
+The walk also names every top-level variable with its MATLAB class, which SciPy cannot do
+for MATLAB objects (it reports them under the key ``'None'``).
+"""
+
+from __future__ import annotations
+
+import struct
+import zlib
+from dataclasses import dataclass
+from typing import BinaryIO
+
+from .._errors import DLFormatError
+
+# deflate cannot expand by more than about 1032:1; a little headroom for stream overhead
+MAX_DEFLATE_RATIO = 1100
+MAX_DEPTH = 100
+_CHUNK = 1 << 20
+
+MI_INT8, MI_UINT8, MI_INT16, MI_UINT16, MI_INT32, MI_UINT32 = 1, 2, 3, 4, 5, 6
+MI_SINGLE, MI_DOUBLE, MI_INT64, MI_UINT64, MI_MATRIX, MI_COMPRESSED = 7, 9, 12, 13, 14, 15
+MI_UTF8, MI_UTF16, MI_UTF32 = 16, 17, 18
+_NUMERIC_TYPES = {
+    MI_INT8: 1, MI_UINT8: 1, MI_INT16: 2, MI_UINT16: 2, MI_INT32: 4, MI_UINT32: 4,
+    MI_SINGLE: 4, MI_DOUBLE: 8, MI_INT64: 8, MI_UINT64: 8, MI_UTF8: 1, MI_UTF16: 2, MI_UTF32: 4,
+}  # fmt: skip
+
+CLASS_NAMES = {
+    1: "cell", 2: "struct", 3: "object", 4: "char", 5: "sparse", 6: "double", 7: "single",
+    8: "int8", 9: "uint8", 10: "int16", 11: "uint16", 12: "int32", 13: "uint32", 14: "int64",
+    15: "uint64", 16: "function_handle", 17: "opaque",
+}  # fmt: skip
+OBJECT_CLASSES = {3, 16, 17}
+
+
+@dataclass(frozen=True)
+class Variable:
+    """A top-level variable as its header declares it."""
+
+    name: str
+    matlab_class: str  # "double", "cell", ..., or the class of an object ("string", "inline", ...)
+    dims: tuple[int, ...]
+    is_object: bool  # a MATLAB object, function handle or opaque class: no plain data
+
+
+def file_version(head: bytes) -> int:
+    """4 for version 4, 5 for versions 6/7, 73 for 7.3 (HDF5), from a file's first 128 bytes."""
+    if len(head) < 4:
+        raise DLFormatError("not a MAT-file: it is shorter than any MAT-file header")
+    if 0 in head[:4]:
+        return 4
+    if len(head) < 128:
+        raise DLFormatError("not a MAT-file: the 128-byte header is cut short")
+    version = head[124:126]
+    if head[126:128] == b"IM":
+        version = version[::-1]
+    elif head[126:128] != b"MI":
+        raise DLFormatError("not a MAT-file: its header lacks the MATLAB endian marker")
+    if version == b"\x01\x00":
+        return 5
+    if version == b"\x02\x00":
+        return 73
+    raise DLFormatError(f"not a MAT-file of a known version (header version bytes {version.hex()})")
+
+
+class _Source:
+    """Sequential reads with a byte budget, over a file or a zlib stream."""
+
+    def __init__(self, remaining: int) -> None:
+        self.remaining = remaining
+
+    def _take(self, n: int) -> bytes:
+        raise NotImplementedError
+
+    def read(self, n: int, what: str) -> bytes:
+        if n > self.remaining:
+            raise DLFormatError(f"{what} declares {n} bytes but only {self.remaining} remain")
+        data = self._take(n)
+        if len(data) != n:
+            raise DLFormatError(f"{what} is cut short: {len(data)} of {n} bytes present")
+        self.remaining -= n
+        return data
+
+    def skip(self, n: int, what: str) -> None:
+        while n:
+            step = min(n, _CHUNK)
+            self.read(step, what)
+            n -= step
+
+
+class _FileSource(_Source):
+    def __init__(self, file: BinaryIO, remaining: int) -> None:
+        super().__init__(remaining)
+        self.file = file
+
+    def _take(self, n: int) -> bytes:
+        return self.file.read(n)
+
+    def skip(self, n: int, what: str) -> None:
+        if n > self.remaining:
+            raise DLFormatError(f"{what} declares {n} bytes but only {self.remaining} remain")
+        self.file.seek(n, 1)
+        self.remaining -= n
+
+
+class _ZlibSource(_Source):
+    def __init__(self, file: BinaryIO, compressed: int) -> None:
+        super().__init__(compressed * MAX_DEFLATE_RATIO + 64)
+        self.file = file
+        self.compressed_left = compressed
+        self.inflater = zlib.decompressobj()
+        self.pending = b""
+
+    def _take(self, n: int) -> bytes:
+        out = []
+        got = 0
+        while got < n:
+            if not self.pending:
+                if self.inflater.unconsumed_tail:
+                    self.pending = self.inflater.unconsumed_tail
+                elif self.compressed_left:
+                    self.pending = self.file.read(min(_CHUNK, self.compressed_left))
+                    self.compressed_left -= len(self.pending)
+                    if not self.pending:
+                        break
+                else:
+                    break
+            try:
+                chunk = self.inflater.decompress(self.pending, n - got)
+            except zlib.error as error:
+                raise DLFormatError(f"a compressed variable is corrupt ({error})") from None
+            self.pending = self.inflater.unconsumed_tail
+            if not chunk and not self.pending:
+                if self.inflater.eof or not self.compressed_left:
+                    break
+            out.append(chunk)
+            got += len(chunk)
+        return b"".join(out)
+
+    def finish(self) -> None:
+        """Skip what is left of the compressed element in the file."""
+        self.file.seek(self.compressed_left, 1)
+
+
+class _Walker:
+    def __init__(self, byte_order: str) -> None:
+        self.order = byte_order
+
+    def tag(self, source: _Source, what: str) -> tuple[int, int, bytes | None]:
+        """(type, nbytes, data if the small element format holds it)."""
+        raw = source.read(8, what)
+        first, second = struct.unpack(self.order + "II", raw)
+        if first >> 16:
+            nbytes, kind = first >> 16, first & 0xFFFF
+            if nbytes > 4:
+                raise DLFormatError(f"{what} has a small-format tag claiming {nbytes} bytes (at most 4)")
+            return kind, nbytes, raw[4 : 4 + nbytes]
+        return first, second, None
+
+    def element(self, source: _Source, what: str, expect: set[int] | None = None) -> tuple[int, bytes]:
+        kind, nbytes, small = self.tag(source, what)
+        if expect is not None and kind not in expect:
+            raise DLFormatError(f"{what} has data type {kind}, expected one of {sorted(expect)}")
+        if small is not None:
+            return kind, small
+        data = source.read(nbytes, what)
+        source.skip(-nbytes % 8, what)
+        return kind, data
+
+    def skip_element(self, source: _Source, what: str) -> tuple[int, int]:
+        kind, nbytes, small = self.tag(source, what)
+        if small is None:
+            if kind not in _NUMERIC_TYPES:
+                raise DLFormatError(f"{what} has an unknown data type {kind}")
+            source.skip(nbytes + (-nbytes % 8), what)
+        return kind, nbytes
+
+    def matrix(self, source: _Source, what: str, depth: int) -> Variable:
+        """Walk one miMATRIX element (its tag already read) within ``source``."""
+        if depth > MAX_DEPTH:
+            raise DLFormatError(f"{what} nests more than {MAX_DEPTH} levels deep")
+        _, flags = self.element(source, f"{what} (array flags)", {MI_UINT32})
+        if len(flags) < 8:
+            raise DLFormatError(f"{what} has short array flags")
+        word = struct.unpack(self.order + "I", flags[:4])[0]
+        mclass, complex_, logical = word & 0xFF, bool(word & 0x0800), bool(word & 0x0200)
+        if mclass not in CLASS_NAMES:
+            raise DLFormatError(f"{what} has an unknown MATLAB class number {mclass}")
+        if mclass == 17:
+            return self.opaque(source, what, depth)
+        _, dims_raw = self.element(source, f"{what} (dimensions)", {MI_INT32})
+        dims = struct.unpack(f"{self.order}{len(dims_raw) // 4}i", dims_raw[: len(dims_raw) // 4 * 4])
+        if len(dims) < 2 or any(d < 0 for d in dims):
+            raise DLFormatError(f"{what} has invalid dimensions {list(dims)}")
+        count = 1
+        for d in dims:
+            count *= d
+        _, name_raw = self.element(source, f"{what} (name)", {MI_INT8, MI_UINT8})
+        name = name_raw.decode("latin-1")
+        label = f"{what} {name!r}" if name else what
+        class_name = "logical" if logical else CLASS_NAMES[mclass]
+        if mclass in (1, 2, 3):
+            if mclass == 3:
+                _, class_raw = self.element(source, f"{label} (class name)", {MI_INT8, MI_UINT8})
+                class_name = class_raw.decode("latin-1")
+            fields = 1
+            if mclass in (2, 3):
+                _, length_raw = self.element(source, f"{label} (field name length)", {MI_INT32})
+                length = struct.unpack(self.order + "i", length_raw[:4])[0] if len(length_raw) >= 4 else 0
+                _, names = self.element(source, f"{label} (field names)", {MI_INT8, MI_UINT8})
+                if length <= 0 or len(names) % length:
+                    if names:
+                        raise DLFormatError(
+                            f"{label} has field names that do not divide into length {length}"
+                        )
+                    fields = 0
+                else:
+                    fields = len(names) // length
+            children = count * fields
+            # every child is a miMATRIX of at least 8 (tag) + 16 (flags) + 16 (dims) + 8 (name) bytes
+            if children * 48 > source.remaining:
+                raise DLFormatError(
+                    f"{label} declares {children} elements, more than its {source.remaining} bytes can hold"
+                )
+            for index in range(children):
+                child = f"{label} element {index + 1}"
+                kind, nbytes, _ = self.tag(source, child)
+                if kind != MI_MATRIX:
+                    raise DLFormatError(f"{child} is not a matrix (data type {kind})")
+                inner = _Bounded(source, nbytes)
+                if nbytes:
+                    self.matrix(inner, child, depth + 1)
+                inner.close(child)
+        elif mclass == 16:
+            kind, nbytes, _ = self.tag(source, f"{label} (workspace)")
+            source.skip(nbytes + (-nbytes % 8), f"{label} (workspace)")
+        elif mclass == 5:
+            for part in ("row indices", "column starts", "values") + (
+                ("imaginary values",) if complex_ else ()
+            ):
+                self.skip_element(source, f"{label} ({part})")
+        else:
+            parts = ("values", "imaginary values") if complex_ else ("values",)
+            for part in parts:
+                kind, nbytes = self.skip_element(source, f"{label} ({part})")
+                size = _NUMERIC_TYPES.get(kind, 1)
+                if nbytes != count * size and not (mclass == 4 and kind in (MI_UTF8, MI_UTF16)):
+                    raise DLFormatError(
+                        f"{label} declares {count} elements ({'×'.join(map(str, dims))}) but holds "
+                        f"{nbytes} bytes of {size}-byte values"
+                    )
+        return Variable(name, class_name, tuple(dims), mclass in OBJECT_CLASSES)
+
+    def opaque(self, source: _Source, what: str, depth: int) -> Variable:
+        _, name_raw = self.element(source, f"{what} (name)", {MI_INT8, MI_UINT8})
+        _, kind_raw = self.element(source, f"{what} (object type)", {MI_INT8, MI_UINT8})
+        _, class_raw = self.element(source, f"{what} (class name)", {MI_INT8, MI_UINT8})
+        _, nbytes, _ = self.tag(source, f"{what} (object data)")
+        source.skip(nbytes + (-nbytes % 8), f"{what} (object data)")
+        name = name_raw.decode("latin-1")
+        return Variable(name, class_raw.decode("latin-1") or kind_raw.decode("latin-1"), (1, 1), True)
+
+
+class _Bounded(_Source):
+    """A window of ``nbytes`` on another source; the rest is skipped on close."""
+
+    def __init__(self, parent: _Source, nbytes: int) -> None:
+        if nbytes > parent.remaining:
+            raise DLFormatError(f"an element declares {nbytes} bytes but only {parent.remaining} remain")
+        super().__init__(nbytes)
+        self.parent = parent
+
+    def _take(self, n: int) -> bytes:
+        return self.parent.read(n, "an element")
+
+    def close(self, what: str) -> None:
+        self.parent.skip(self.remaining, what)
+        self.remaining = 0
+
+
+def scan(file: BinaryIO, size: int) -> tuple[int, list[Variable]]:
+    """Check a MAT-file's structure; return its version (4, 5 or 73) and top-level variables.
+
+    Version 7.3 files are only identified here (h5py reads them).
+    """
+    file.seek(0)
+    head = file.read(128)
+    version = file_version(head)
+    if version == 73:
+        return 73, []
+    if version == 4:
+        return 4, _scan_v4(file, size)
+    order = "<" if head[126:128] == b"IM" else ">"
+    walker = _Walker(order)
+    variables = []
+    file.seek(128)
+    source = _FileSource(file, size - 128)
+    subsystem = struct.unpack(order + "Q", head[116:124])[0]
+    while source.remaining >= 8:
+        offset = size - source.remaining
+        what = f"variable {len(variables) + 1}"
+        kind, nbytes, small = walker.tag(source, what)
+        if kind == MI_COMPRESSED:
+            if nbytes > source.remaining:
+                raise DLFormatError(
+                    f"{what} declares {nbytes} compressed bytes but only {source.remaining} remain"
+                )
+            inner_source = _ZlibSource(file, nbytes)
+            inner_kind, inner_bytes, _ = walker.tag(inner_source, what)
+            if inner_kind != MI_MATRIX:
+                raise DLFormatError(f"{what} is not a matrix (data type {inner_kind})")
+            if inner_bytes > nbytes * MAX_DEFLATE_RATIO:
+                raise DLFormatError(
+                    f"{what} declares {inner_bytes} bytes, more than {nbytes} compressed bytes can expand to"
+                )
+            bounded = _Bounded(inner_source, inner_bytes)
+            variable = walker.matrix(bounded, what, 0)
+            inner_source.finish()
+            source.remaining -= nbytes
+        elif kind == MI_MATRIX and small is None:
+            bounded = _Bounded(source, nbytes)
+            variable = walker.matrix(bounded, what, 0)
+            bounded.close(what)
+            source.skip(-nbytes % 8, what)
+        else:
+            raise DLFormatError(f"{what} has data type {kind}; a variable must be a matrix")
+        if offset != subsystem:  # the subsystem block holds object metadata, not a variable
+            variables.append(variable)
+    if source.remaining:
+        raise DLFormatError(f"the file ends with {source.remaining} stray bytes after its last variable")
+    return 5, variables
+
+
+_V4_SIZES = {0: 8, 1: 4, 2: 4, 3: 2, 4: 2, 5: 1}
+
+
+def _scan_v4(file: BinaryIO, size: int) -> list[Variable]:
+    file.seek(0)
+    variables = []
+    position = 0
+    while position < size:
+        what = f"variable {len(variables) + 1}"
+        header = file.read(20)
+        if len(header) < 20:
+            raise DLFormatError(f"{what} has a cut-short version 4 header")
+        for order in "<>":
+            mopt, rows, cols, imagf, namlen = struct.unpack(order + "5i", header)
+            if 0 <= mopt < 5000:
+                break
+        else:
+            raise DLFormatError(f"{what} has an invalid version 4 type code")
+        precision, kind = (mopt // 10) % 10, mopt % 10
+        if mopt // 1000 > 4 or (mopt // 100) % 10 != 0 or precision not in _V4_SIZES or kind > 2:
+            raise DLFormatError(f"{what} has an unknown version 4 type code {mopt}")
+        if rows < 0 or cols < 0 or namlen < 1 or imagf not in (0, 1):
+            raise DLFormatError(
+                f"{what} has an invalid version 4 header ({rows}×{cols}, name length {namlen})"
+            )
+        data = rows * cols * _V4_SIZES[precision] * (2 if imagf else 1)
+        position += 20
+        if namlen + data > size - position:
+            raise DLFormatError(f"{what} declares {namlen + data} bytes but only {size - position} remain")
+        name = file.read(namlen).rstrip(b"\x00").decode("latin-1")
+        file.seek(data, 1)
+        position += namlen + data
+        matlab_class = "char" if kind == 1 else "sparse" if kind == 2 else "double"
+        variables.append(Variable(name, matlab_class, (rows, cols), False))
+    return variables

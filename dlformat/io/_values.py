@@ -1,0 +1,207 @@
+"""dlformat's Python form of MATLAB values, shared by the readers, the writers and ``inspect``.
+
+| MATLAB | Python |
+|---|---|
+| numeric array | ``np.ndarray``, MATLAB's shape (at least 2-D), native byte order |
+| logical | ``np.ndarray`` of ``bool`` |
+| char row (or empty char) | ``str`` |
+| char matrix (several rows) | ``np.ndarray`` of ``str``, one entry per row |
+| 1×1 struct | ``dict`` (field order kept) |
+| any other struct array | ``list`` of ``dict`` in MATLAB's column-major order (shape not kept) |
+| empty struct array | an empty cell (field names not kept) |
+| cell array | ``np.ndarray`` of ``object``, MATLAB's shape |
+| sparse | ``scipy.sparse.csc_matrix`` |
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import scipy.sparse
+
+from .._errors import DLFormatError
+
+MAX_NAME_LENGTH = 63
+_IDENTIFIER = re.compile(r"[A-Za-z][A-Za-z0-9_]*\Z")
+NUMERIC_CLASSES = {
+    "double": np.float64, "single": np.float32, "int8": np.int8, "uint8": np.uint8, "int16": np.int16,
+    "uint16": np.uint16, "int32": np.int32, "uint32": np.uint32, "int64": np.int64, "uint64": np.uint64,
+}  # fmt: skip
+CLASS_OF_DTYPE = {np.dtype(dtype): name for name, dtype in NUMERIC_CLASSES.items()}
+CLASS_OF_DTYPE[np.dtype(np.bool_)] = "logical"
+CLASS_OF_DTYPE[np.dtype(np.complex128)] = "double"
+CLASS_OF_DTYPE[np.dtype(np.complex64)] = "single"
+SAVE_INSTEAD = "save plain numeric arrays, structs and cells instead"
+
+
+@dataclass(frozen=True)
+class StructArray:
+    """A struct array ready to write: field names and one dict per element (1×N)."""
+
+    fields: tuple[str, ...]
+    items: tuple[dict[str, Any], ...]
+
+
+def check_name(name: object, what: str) -> str:
+    if not isinstance(name, str) or not _IDENTIFIER.match(name) or len(name) > MAX_NAME_LENGTH:
+        raise DLFormatError(
+            f"{what} {name!r} is not a valid MATLAB name: it must start with a letter, hold only "
+            f"letters, digits and underscores, and have at most {MAX_NAME_LENGTH} characters "
+            "(for arbitrary names such as layer names, use cells, as learnables files do)"
+        )
+    return name
+
+
+def normalize(mapping: object) -> dict[str, Any]:
+    """Validate a mapping of variables for writing; return it in the writers' form.
+
+    Numbers become 1×1 double (``bool`` 1×1 logical), 1-D arrays 1×N rows, torch tensors
+    NumPy arrays, float16 and bfloat16 single (MATLAB has neither). Anything without a
+    MATLAB equivalent is a :class:`DLFormatError` naming its path.
+    """
+    if not isinstance(mapping, Mapping):
+        raise DLFormatError(
+            f"savemat needs a mapping of variable names to values; got {type(mapping).__name__}"
+        )
+    return {check_name(name, "variable name"): _value(value, name) for name, value in mapping.items()}
+
+
+def _value(value: Any, path: str) -> Any:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, (bool, np.bool_)):
+        return np.array([[bool(value)]])
+    if isinstance(value, (int, float, complex, np.number)):
+        number = np.asarray(value)
+        if number.dtype.kind in "iu" and isinstance(value, int):
+            number = number.astype(np.float64)
+        return _array(number, path)
+    if isinstance(value, Mapping):
+        return {
+            check_name(key, f"field name at {path}"): _value(item, f"{path}.{key}")
+            for key, item in value.items()
+        }
+    if isinstance(value, list) and value and all(isinstance(item, Mapping) for item in value):
+        fields = tuple(value[0])
+        for index, item in enumerate(value, start=1):
+            if tuple(item) != fields:
+                raise DLFormatError(
+                    f"{path}({index}) has fields {list(item)}, but {path}(1) has {list(fields)}; every "
+                    "element of a struct array needs the same fields in the same order"
+                )
+        return StructArray(
+            tuple(check_name(field, f"field name at {path}") for field in fields),
+            tuple(
+                {field: _value(item[field], f"{path}({index}).{field}") for field in fields}
+                for index, item in enumerate(value, start=1)
+            ),
+        )
+    if scipy.sparse.issparse(value):
+        matrix = scipy.sparse.csc_matrix(value)
+        if matrix.dtype.kind not in "bfc":
+            matrix = matrix.astype(np.float64)
+        return matrix
+    if type(value).__module__.startswith("torch"):
+        value = _from_torch(value, path)
+    if isinstance(value, np.ndarray):
+        return _array(value, path)
+    raise DLFormatError(
+        f"{path} is a {type(value).__name__}, which has no MATLAB form; {SAVE_INSTEAD} "
+        "(NumPy arrays, torch tensors, numbers, str, dicts, lists of dicts and object arrays as cells)"
+    )
+
+
+def _from_torch(value: Any, path: str) -> np.ndarray:
+    import torch
+
+    if not isinstance(value, torch.Tensor):
+        raise DLFormatError(f"{path} is a {type(value).__name__}, which has no MATLAB form; {SAVE_INSTEAD}")
+    tensor = value.detach().cpu()
+    if tensor.dtype in (torch.float16, torch.bfloat16):
+        tensor = tensor.float()
+    return tensor.numpy()
+
+
+def _array(array: np.ndarray, path: str) -> Any:
+    if array.dtype == object:
+        cells = np.empty(array.shape if array.ndim >= 2 else (1, array.size), dtype=object)
+        flat = array.reshape(cells.shape)
+        for index in np.ndindex(cells.shape):
+            cells[index] = _value(flat[index], f"{path}{{{_linear(index, cells.shape)}}}")
+        return cells
+    if array.dtype.kind == "U":
+        return array if array.ndim else str(array)
+    if array.dtype == np.float16:
+        array = array.astype(np.float32)
+    if array.dtype not in CLASS_OF_DTYPE:
+        raise DLFormatError(
+            f"{path} has dtype {array.dtype}, which has no MATLAB class; use float64, float32, an "
+            "integer type, bool, complex64 or complex128"
+        )
+    if array.ndim < 2:
+        array = array.reshape(1, -1) if array.ndim == 1 else array.reshape(1, 1)
+    if not array.dtype.isnative:
+        array = array.astype(array.dtype.newbyteorder("="))
+    return array
+
+
+def _linear(index: tuple[int, ...], shape: tuple[int, ...]) -> int:
+    """MATLAB's 1-based linear (column-major) index."""
+    return int(np.ravel_multi_index(index, shape, order="F")) + 1
+
+
+def object_error(path: str, class_name: str) -> DLFormatError:
+    return DLFormatError(
+        f"variable {path!r} is a MATLAB object of class {class_name!r}, which dlformat cannot read; "
+        f"{SAVE_INSTEAD} (for a dlnetwork, save net.Learnables with exportLearnables.m)"
+    )
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One leaf of a loaded value, for listings: its path, MATLAB class, size, dtype and bytes."""
+
+    path: str
+    matlab_class: str
+    shape: tuple[int, ...]
+    dtype: str
+    nbytes: int
+
+
+def entries(path: str, value: Any) -> Iterator[Entry]:
+    """Walk a loaded value, spelling out struct fields and cell indices in the paths."""
+    if isinstance(value, dict):
+        if not value:
+            yield Entry(path, "struct", (1, 1), "", 0)
+        for key, item in value.items():
+            yield from entries(f"{path}.{key}", item)
+    elif isinstance(value, list):
+        for index, item in enumerate(value, start=1):
+            yield from entries(f"{path}({index})", item)
+    elif isinstance(value, str):
+        yield Entry(path, "char", (1, len(value)) if value else (0, 0), "str", len(value.encode()))
+    elif scipy.sparse.issparse(value):
+        nbytes = value.data.nbytes + value.indices.nbytes + value.indptr.nbytes
+        yield Entry(
+            path, CLASS_OF_DTYPE.get(value.dtype, "double") + " sparse", value.shape, str(value.dtype), nbytes
+        )
+    elif isinstance(value, np.ndarray) and value.dtype == object:
+        if not value.size:
+            yield Entry(path, "cell", value.shape, "", 0)
+        for index in np.ndindex(value.shape):
+            yield from entries(f"{path}{{{_linear(index, value.shape)}}}", value[index])
+    elif isinstance(value, np.ndarray) and value.dtype.kind == "U":
+        yield Entry(path, "char", (value.size, value.dtype.itemsize // 4), "str", value.nbytes)
+    elif isinstance(value, np.ndarray):
+        complex_ = " complex" if value.dtype.kind == "c" else ""
+        yield Entry(
+            path,
+            CLASS_OF_DTYPE.get(value.dtype, str(value.dtype)) + complex_,
+            value.shape,
+            str(value.dtype),
+            value.nbytes,
+        )
