@@ -135,6 +135,8 @@ def _array(array: np.ndarray, path: str) -> Any:
         return cells
     if array.dtype.kind == "U":
         return array if array.ndim else str(array)
+    if not array.dtype.isnative:
+        array = array.astype(array.dtype.newbyteorder("="))
     if array.dtype == np.float16:
         array = array.astype(np.float32)
     if array.dtype not in CLASS_OF_DTYPE:
@@ -144,8 +146,6 @@ def _array(array: np.ndarray, path: str) -> Any:
         )
     if array.ndim < 2:
         array = array.reshape(1, -1) if array.ndim == 1 else array.reshape(1, 1)
-    if not array.dtype.isnative:
-        array = array.astype(array.dtype.newbyteorder("="))
     return array
 
 

@@ -1,0 +1,187 @@
+"""savemat: round trips in both versions, MATLAB's layout, and refusals that write nothing."""
+
+from __future__ import annotations
+
+import h5py
+import numpy as np
+import pytest
+import scipy.io
+import scipy.sparse
+import torch
+
+from dlformat import DLFormatError
+from dlformat.io import loadmat, savemat
+
+from .test_loadmat import same
+
+
+def cell(*items, shape=None):
+    out = np.empty(shape or (1, len(items)), dtype=object)
+    for index, item in zip(np.ndindex(out.shape), items, strict=True):
+        out[index] = item
+    return out
+
+
+VALUES = {
+    "double": np.arange(6.0).reshape(2, 3),
+    "single": np.ones((3, 1), np.float32),
+    "int8": np.array([[1, -2]], np.int8),
+    "uint16": np.array([[65535]], np.uint16),
+    "int64": np.array([[-(2**62)]], np.int64),
+    "uint64": np.array([[2**63 + 1]], np.uint64),
+    "complex": np.array([[1 + 2j, 3 - 1j]]),
+    "complex_single": np.array([[1 + 2j]], np.complex64),
+    "logical": np.array([[True, False], [False, True]]),
+    "char": "hello, MATLAB",
+    "char_empty": "",
+    "char_matrix": np.array(["ab", "cd", "ef"]),
+    "three_d": np.arange(24.0).reshape(2, 3, 4),
+    "empty": np.zeros((0, 3)),
+    "struct": {"a": np.ones((1, 1)), "b": {"c": "deep"}},
+    "struct_no_fields": {},
+    "struct_array": [{"x": np.ones((1, 1)), "y": "p"}, {"x": np.zeros((2, 2)), "y": "q"}],
+    "cell": cell("abc", np.arange(6.0).reshape(2, 3), shape=(2, 1)),
+    "cell_nested": cell(cell(np.ones((1, 1)), "x"), {"s": np.ones((1, 1))}),
+    "cell_empty": np.empty((0, 0), dtype=object),
+    "sparse": scipy.sparse.csc_matrix(np.array([[0, 1.5], [2, 0]])),
+    "sparse_logical": scipy.sparse.csc_matrix(np.array([[True, False], [False, True]])),
+    "sparse_complex": scipy.sparse.csc_matrix(np.array([[0, 1j], [2, 0]])),
+    "struct_many_fields": {f"f{i}": np.full((1, 1), float(i)) for i in range(600)},
+}
+
+
+@pytest.mark.parametrize("version", ["7", "7.3"])
+@pytest.mark.parametrize("name", list(VALUES))
+def test_round_trip_of_every_supported_type(tmp_path, version, name):
+    path = tmp_path / f"{name}.mat"
+    savemat(path, {name: VALUES[name]}, version=version)
+    assert same(loadmat(path)[name], VALUES[name], name) is None
+
+
+@pytest.mark.parametrize("version", ["7", "7.3"])
+def test_many_variables_in_one_file_keep_their_order(tmp_path, version):
+    savemat(tmp_path / "all.mat", VALUES, version=version)
+    loaded = loadmat(tmp_path / "all.mat")
+    assert sorted(loaded) == sorted(VALUES)
+    assert [d for name in VALUES if (d := same(loaded[name], VALUES[name], name))] == []
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        (3, np.array([[3.0]])),
+        (2.5, np.array([[2.5]])),
+        (True, np.array([[True]])),
+        (np.arange(3.0), np.array([[0.0, 1.0, 2.0]])),
+        (torch.arange(4, dtype=torch.float32).reshape(2, 2), np.arange(4, dtype=np.float32).reshape(2, 2)),
+        (torch.ones(2, dtype=torch.bfloat16), np.ones((1, 2), np.float32)),
+        (np.ones((1, 2), np.float16), np.ones((1, 2), np.float32)),
+        (np.arange(4.0).astype(">f8").reshape(2, 2), np.arange(4.0).reshape(2, 2)),
+    ],
+    ids=["int", "float", "bool", "1-D", "tensor", "bfloat16", "float16", "big-endian"],
+)
+@pytest.mark.parametrize("version", ["7", "7.3"])
+def test_python_values_take_their_matlab_form(tmp_path, value, expected, version):
+    savemat(tmp_path / "x.mat", {"x": value}, version=version)
+    loaded = loadmat(tmp_path / "x.mat")["x"]
+    assert loaded.dtype == expected.dtype and loaded.shape == expected.shape
+    np.testing.assert_array_equal(loaded, expected)
+
+
+def test_scipy_reads_version_7_files(tmp_path):
+    savemat(
+        tmp_path / "v7.mat",
+        {"w": np.arange(6.0).reshape(2, 3), "s": {"name": "posemb"}, "c": cell("a", np.ones((1, 1)))},
+    )
+    raw = scipy.io.loadmat(tmp_path / "v7.mat", squeeze_me=True)
+    np.testing.assert_array_equal(raw["w"], np.arange(6.0).reshape(2, 3))
+    assert raw["s"]["name"].item() == "posemb"
+    assert raw["c"][0] == "a"
+    with open(tmp_path / "v7.mat", "rb") as file:
+        assert file.read(10) == b"MATLAB 5.0"
+
+
+def test_version_73_uses_matlabs_layout(tmp_path):
+    savemat(
+        tmp_path / "v73.mat",
+        {
+            "w": np.arange(6.0).reshape(2, 3),
+            "c": cell("ab", np.ones((1, 1))),
+            "s": {"x": np.ones((1, 1))},
+            "e": np.zeros((0, 3)),
+        },
+        version="7.3",
+    )
+    raw = (tmp_path / "v73.mat").read_bytes()
+    assert raw.startswith(b"MATLAB 7.3 MAT-file") and raw[124:128] == b"\x00\x02IM"
+    assert raw[512:520] == b"\x89HDF\r\n\x1a\n"  # HDF5 after the 512-byte user block
+    with h5py.File(tmp_path / "v73.mat", "r") as file:
+        assert file.userblock_size == 512
+        assert file["w"].attrs["MATLAB_class"] == b"double"
+        assert file["w"].shape == (3, 2)  # stored transposed
+        np.testing.assert_array_equal(file["w"][()], np.arange(6.0).reshape(2, 3).T)
+        assert file["c"].attrs["MATLAB_class"] == b"cell"
+        first = file[file["c"][0, 0]]
+        assert first.parent.name == "/#refs#" and first.attrs["MATLAB_class"] == b"char"
+        assert "".join(map(chr, first[()].ravel())) == "ab"
+        assert file["s"].attrs["MATLAB_class"] == b"struct"
+        assert [b"".join(name) for name in file["s"].attrs["MATLAB_fields"]] == [b"x"]
+        assert file["e"].attrs["MATLAB_empty"] == 1 and file["e"][()].tolist() == [0, 3]
+
+
+@pytest.mark.parametrize(
+    ("mapping", "message"),
+    [
+        ({"1x": np.ones(2)}, r"variable name '1x' is not a valid MATLAB name"),
+        ({"x" * 64: np.ones(2)}, r"is not a valid MATLAB name: .*at most 63 characters"),
+        ({"s": {"bad-field": 1}}, r"field name at s 'bad-field' is not a valid MATLAB name"),
+        ({"x": None}, r"x is a NoneType, which has no MATLAB form; save plain numeric arrays"),
+        ({"x": object()}, r"x is a object, which has no MATLAB form"),
+        ({"x": {"y": [1, 2]}}, r"x.y is a list, which has no MATLAB form"),
+        ({"x": np.array(["a", None], dtype=object).reshape(1, 2)}, r"x\{2\} is a NoneType"),
+        ({"x": [{"a": 1}, {"b": 2}]}, r"x\(2\) has fields \['b'\], but x\(1\) has \['a'\]"),
+        (
+            {"x": np.array([1], dtype="datetime64[s]")},
+            r"x has dtype datetime64\[s\], which has no MATLAB class",
+        ),
+        ({"x": torch.nn.Linear(1, 1)}, r"x is a Linear, which has no MATLAB form"),
+    ],
+)
+@pytest.mark.parametrize("version", ["7", "7.3"])
+def test_values_without_a_matlab_form_are_refused_before_writing(tmp_path, mapping, message, version):
+    path = tmp_path / "out.mat"
+    with pytest.raises(DLFormatError, match=message):
+        savemat(path, mapping, version=version)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_failed_write_leaves_the_old_file_untouched(tmp_path):
+    path = tmp_path / "keep.mat"
+    savemat(path, {"x": np.ones((1, 1))})
+    before = path.read_bytes()
+    with pytest.raises(DLFormatError):
+        savemat(path, {"x": object()})
+    assert path.read_bytes() == before
+    assert [p.name for p in tmp_path.iterdir()] == ["keep.mat"]
+
+
+@pytest.mark.parametrize("version", ["6", "7.2", "hdf5", ""])
+def test_unknown_versions(tmp_path, version):
+    with pytest.raises(DLFormatError, match=r'version must be "7" or "7.3"'):
+        savemat(tmp_path / "x.mat", {"x": 1}, version=version)
+
+
+def test_matlab_style_version_spellings(tmp_path):
+    savemat(tmp_path / "a.mat", {"x": 1}, version="-v7.3")
+    savemat(tmp_path / "b.mat", {"x": 1}, version="-v7")
+    assert loadmat(tmp_path / "a.mat")["x"].item() == 1 == loadmat(tmp_path / "b.mat")["x"].item()
+
+
+def test_mapping_is_required(tmp_path):
+    with pytest.raises(DLFormatError, match=r"savemat needs a mapping of variable names to values; got list"):
+        savemat(tmp_path / "x.mat", [1, 2])
+
+
+def test_unwritable_destination(tmp_path):
+    with pytest.raises(DLFormatError, match=r"cannot write .*missing-folder"):
+        savemat(tmp_path / "missing-folder" / "x.mat", {"x": 1})
