@@ -35,6 +35,17 @@ def build_parser() -> argparse.ArgumentParser:
     )
     check.add_argument("--seed", type=int, help="seed for the random sizes (default: a fresh one, printed)")
     check.set_defaults(run=_check)
+    inspect = commands.add_parser(
+        "inspect",
+        help="list every variable of a .mat file, struct and cell paths spelled out",
+        description=(
+            "List every variable of a MAT-file (versions 4 to 7.3): path, MATLAB class, size, dtype "
+            "and bytes, with struct fields and cell indices spelled out (s.layers.posemb.Weights, c{2}). "
+            "For a learnables file, also its layer/parameter rows. Exits 1 on an unreadable file."
+        ),
+    )
+    inspect.add_argument("file", help="a .mat file")
+    inspect.set_defaults(run=_inspect)
     return parser
 
 
@@ -57,6 +68,47 @@ def _check(args: argparse.Namespace) -> int:
     verdict = f"all {len(results)} rows ok" if not failed else f"{failed} of {len(results)} rows failed"
     print(f"{verdict} (seed {seed})")
     return 1 if failed else 0
+
+
+def _table(header: tuple[str, ...], rows: list[tuple[str, ...]]) -> None:
+    widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header))]
+    for row in [header, *rows]:
+        print("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip())
+
+
+def _size(shape: tuple[int, ...]) -> str:
+    return "×".join(str(size) for size in shape)
+
+
+def _inspect(args: argparse.Namespace) -> int:
+    from .io import _learnables, loadmat, whos
+
+    try:
+        entries = whos(args.file)
+        names = {entry.path for entry in entries}
+        is_learnables = all(
+            any(name.startswith(column + "{") for name in names) for column in _learnables.COLUMNS
+        )
+        learnables = (
+            _learnables._rows(args.file, loadmat(args.file, _learnables.COLUMNS)) if is_learnables else []
+        )
+    except DLFormatError as error:
+        print(f"dlformat inspect: {error}", file=sys.stderr)
+        return 1
+    rows = [(e.path, e.matlab_class, _size(e.shape), e.dtype, str(e.nbytes)) for e in entries]
+    _table(("variable", "class", "size", "dtype", "bytes"), rows)
+    print(f"{len(entries)} entries, {sum(e.nbytes for e in entries)} bytes of data")
+    if learnables:
+        print()
+        _table(
+            ("layer", "parameter", "size", "dtype"),
+            [
+                (layer, parameter, _size(value.shape), str(value.dtype))
+                for layer, parameter, value in learnables
+            ],
+        )
+        print(f"learnables: {len(learnables)} rows")
+    return 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -65,3 +65,66 @@ def test_no_command_is_a_usage_error(capsys):
         main([])
     assert exit_info.value.code == 2
     assert "COMMAND" in capsys.readouterr().err
+
+
+def test_inspect_spells_out_struct_and_cell_paths(tmp_path, capsys):
+    import numpy as np
+
+    from dlformat.io import savemat
+
+    cells = np.empty((1, 2), dtype=object)
+    cells[0, 0], cells[0, 1] = np.ones((2, 3)), "posemb"
+    savemat(
+        tmp_path / "s.mat",
+        {"s": {"layers": {"posemb": {"Weights": np.ones((64, 128), np.float32)}}}, "c": cells},
+    )
+    assert main(["inspect", str(tmp_path / "s.mat")]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].split() == ["variable", "class", "size", "dtype", "bytes"]
+    assert lines[1].split() == ["s.layers.posemb.Weights", "single", "64×128", "float32", "32768"]
+    assert lines[2].split() == ["c{1}", "double", "2×3", "float64", "48"]
+    assert lines[3].split() == ["c{2}", "char", "1×6", "str", "6"]
+    assert lines[4] == "3 entries, 32822 bytes of data"
+
+
+def test_inspect_lists_the_rows_of_a_learnables_file(tmp_path, capsys):
+    import torch
+
+    import dlformat as dlf
+    from dlformat.io import save_learnables
+
+    net = torch.nn.Sequential(
+        dlf.positionEmbeddingLayer(64, 128, Name="posemb"), dlf.positionEmbeddingLayer(8, 16, Name="b")
+    )
+    save_learnables(net, tmp_path / "l.mat", version="7.3")
+    assert main(["inspect", str(tmp_path / "l.mat")]) == 0
+    out = capsys.readouterr().out.splitlines()
+    start = out.index("") + 1
+    assert out[start].split() == ["layer", "parameter", "size", "dtype"]
+    assert out[start + 1].split() == ["posemb", "Weights", "64×128", "float32"]
+    assert out[start + 2].split() == ["b", "Weights", "8×16", "float32"]
+    assert out[-1] == "learnables: 2 rows"
+
+
+def test_inspect_lists_matlab_objects_by_class(corpus, capsys):
+    assert main(["inspect", str(corpus / "testmatlabstring_7_WIN64.mat")]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[1].split() == ["matstring1", "string", "(object)", "1×1", "0"]
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        None,
+        b"not a mat file" * 20,
+        b"MATLAB 5.0".ljust(126, b" ") + b"IM" + b"\x0e\x00\x00\x00\xff\xff\xff\x7f",
+    ],
+)
+def test_inspect_exits_1_with_a_one_line_reason(tmp_path, capsys, content):
+    path = tmp_path / "bad.mat"
+    if content is not None:
+        path.write_bytes(content)
+    assert main(["inspect", str(path)]) == 1
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err.startswith("dlformat inspect: cannot read ")
+    assert len(captured.err.strip().splitlines()) == 1 and "Traceback" not in captured.err

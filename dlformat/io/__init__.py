@@ -64,7 +64,7 @@ def loadmat(path: str | os.PathLike[str], variable_names: Iterable[str] | None =
     if version == 73:
         try:
             return _matv73.read(path, wanted, size)
-        except DLFormatError:
+        except (DLFormatError, MemoryError):  # a MemoryError is a missed bound, not a file problem
             raise
         except Exception as error:  # h5py raises many types for broken files
             raise DLFormatError(f"cannot read {path}: the HDF5 file is malformed ({error})") from None
@@ -77,7 +77,7 @@ def loadmat(path: str | os.PathLike[str], variable_names: Iterable[str] | None =
         raise _values.object_error(objects[0].name, objects[0].matlab_class)
     try:
         return _matv5.read(path, wanted)
-    except DLFormatError:
+    except (DLFormatError, MemoryError):
         raise
     except Exception as error:  # SciPy raises many types for broken files
         raise DLFormatError(
@@ -122,18 +122,26 @@ def savemat(path: str | os.PathLike[str], mapping: dict[str, Any], version: str 
 
 
 def whos(path: str | os.PathLike[str]) -> list[_values.Entry]:
-    """Every leaf of every variable, struct and cell paths spelled out (for ``dlformat inspect``)."""
+    """Every leaf of every variable, struct and cell paths spelled out (for ``dlformat inspect``).
+
+    MATLAB objects are listed by name and class without their contents.
+    """
     path, version, variables, _ = _open(path)
-    if version != 73:
-        objects = [variable for variable in variables if variable.is_object]
-        plain = [variable.name for variable in variables if not variable.is_object]
-        rows = [
-            _values.Entry(variable.name, variable.matlab_class + " (object)", variable.dims, "", 0)
-            for variable in objects
-        ]
-        loaded = loadmat(path, plain) if plain else {}
+    if version == 73:
+        try:
+            listing = _matv73.variables(path)
+        except (DLFormatError, MemoryError):
+            raise
+        except Exception as error:
+            raise DLFormatError(f"cannot read {path}: the HDF5 file is malformed ({error})") from None
     else:
-        rows, loaded = [], loadmat(path)
-    for name, value in loaded.items():
+        listing = [(v.name, v.matlab_class, v.dims, v.is_object) for v in variables]
+    rows = [
+        _values.Entry(name, f"{cls} (object)", dims, "", 0)
+        for name, cls, dims, is_object in listing
+        if is_object
+    ]
+    plain = [name for name, _, _, is_object in listing if not is_object]
+    for name, value in (loadmat(path, plain) if plain else {}).items():
         rows.extend(_values.entries(name, value))
     return rows

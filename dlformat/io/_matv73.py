@@ -222,6 +222,22 @@ def read(path: Path, variable_names: list[str] | None, size: int) -> dict[str, A
         return {name: reader.node(file[name], name, 0) for name in wanted}
 
 
+def variables(path: Path) -> list[tuple[str, str, tuple[int, ...], bool]]:
+    """``(name, MATLAB class, dims, is_object)`` of every top-level variable."""
+    h5py = _h5py()
+    rows = []
+    with h5py.File(path, "r") as file:
+        for name in file.keys():
+            if name.startswith("#"):
+                continue
+            attrs = file[name].attrs
+            matlab_class = _text(attrs["MATLAB_class"]) if "MATLAB_class" in attrs else "unknown"
+            shape = getattr(file[name], "shape", None) or (1, 1)
+            is_object = matlab_class not in _PLAIN_CLASSES or "MATLAB_object_decode" in attrs
+            rows.append((name, matlab_class, tuple(reversed(shape)), is_object))
+    return rows
+
+
 def _check_wanted(path: Path, wanted: list[str], names: list[str]) -> None:
     missing = [name for name in wanted if name not in names]
     if missing:

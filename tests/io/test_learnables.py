@@ -1,0 +1,141 @@
+"""Learnables files: MATLAB's net.Learnables table as three N×1 cells."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from torch import nn
+
+import dlformat as dlf
+from dlformat import DLFormatError
+from dlformat.io import load_learnables, loadmat, save_learnables, savemat
+
+
+def network(seed=0, dtype=torch.float32):
+    torch.manual_seed(seed)
+    return nn.ModuleDict(
+        {
+            "posemb": dlf.positionEmbeddingLayer(4, 6, Name="posemb", dtype=dtype),
+            "second": dlf.positionEmbeddingLayer(
+                3, 5, Name="pos-emb/2", dtype=dtype
+            ),  # not a valid field name
+            "head": nn.Linear(4, 2),
+        }
+    )
+
+
+def learnables_file(path, rows, version="7"):
+    columns = {name: np.empty((len(rows), 1), dtype=object) for name in ("Layer", "Parameter", "Value")}
+    for index, (layer, parameter, value) in enumerate(rows):
+        columns["Layer"][index, 0] = layer
+        columns["Parameter"][index, 0] = parameter
+        columns["Value"][index, 0] = value
+    savemat(path, columns, version=version)
+    return path
+
+
+@pytest.mark.parametrize("version", ["7", "7.3"])
+def test_save_writes_matlabs_three_column_layout(tmp_path, version):
+    net = network()
+    save_learnables(net, tmp_path / "l.mat", version=version)
+    table = loadmat(tmp_path / "l.mat")
+    assert sorted(table) == ["Layer", "Parameter", "Value"]
+    assert table["Layer"].shape == (2, 1) and table["Layer"].ravel().tolist() == ["posemb", "pos-emb/2"]
+    assert table["Parameter"].ravel().tolist() == ["Weights", "Weights"]
+    np.testing.assert_array_equal(table["Value"][0, 0], net["posemb"].Weights.detach().numpy())
+    assert table["Value"][1, 0].shape == (3, 5) and table["Value"][1, 0].dtype == np.float32
+
+
+@pytest.mark.parametrize("version", ["7", "7.3"])
+def test_round_trip_into_a_fresh_network_gives_identical_outputs(tmp_path, version):
+    trained, fresh = network(seed=1), network(seed=2)
+    save_learnables(trained, tmp_path / "l.mat", version=version)
+    assert load_learnables(fresh, tmp_path / "l.mat") == ([], [])
+    X = dlf.dlarray(torch.randn(4, 2, 6), "CBT")
+    assert torch.equal(dlf.stripdims(fresh["posemb"](X)), dlf.stripdims(trained["posemb"](X)))
+    assert torch.equal(fresh["second"].Weights, trained["second"].Weights)
+
+
+def test_values_are_converted_to_the_parameters_dtype_in_place(tmp_path):
+    net = network()
+    weights = net["posemb"].Weights
+    rows = [("posemb", "Weights", np.arange(24.0).reshape(4, 6)), ("pos-emb/2", "Weights", np.ones((3, 5)))]
+    load_learnables(net, learnables_file(tmp_path / "l.mat", rows))
+    assert net["posemb"].Weights is weights and weights.dtype == torch.float32
+    np.testing.assert_array_equal(weights.detach().numpy(), np.arange(24.0, dtype=np.float32).reshape(4, 6))
+
+
+def test_strict_names_missing_and_unexpected_rows_and_changes_nothing(tmp_path):
+    net = network()
+    before = {name: p.detach().clone() for name, p in net.named_parameters()}
+    rows = [
+        ("posemb", "Weights", np.ones((4, 6))),
+        ("decoder", "Weights", np.ones((2, 2))),
+        ("posemb", "Bias", np.ones((4, 1))),
+    ]
+    path = learnables_file(tmp_path / "l.mat", rows)
+    message = r"missing rows: pos-emb/2/Weights; unexpected rows: decoder/Weights, posemb/Bias \(strict=False skips them\)"
+    with pytest.raises(DLFormatError, match=message):
+        load_learnables(net, path)
+    assert all(torch.equal(p, before[name]) for name, p in net.named_parameters())
+    result = load_learnables(net, path, strict=False)
+    assert result.missing == ["pos-emb/2/Weights"] and result.unexpected == ["decoder/Weights", "posemb/Bias"]
+    assert torch.equal(net["posemb"].Weights, torch.ones(4, 6))
+
+
+def test_a_shape_mismatch_is_always_an_error_and_nothing_is_half_assigned(tmp_path):
+    net = network()
+    before = net["posemb"].Weights.detach().clone()
+    rows = [("posemb", "Weights", np.zeros((4, 6))), ("pos-emb/2", "Weights", np.zeros((5, 3)))]
+    path = learnables_file(tmp_path / "l.mat", rows)
+    for strict in (True, False):
+        with pytest.raises(
+            DLFormatError,
+            match=r"row 2: layer 'pos-emb/2' parameter 'Weights' is 5×3 in the file but 3×5 in the network",
+        ):
+            load_learnables(net, path, strict=strict)
+    assert torch.equal(net["posemb"].Weights, before)
+
+
+@pytest.mark.parametrize(
+    ("mapping", "message"),
+    [
+        (
+            {"Layer": np.ones((1, 1))},
+            r"is not a Learnables file: it lacks Parameter, Value \(it holds Layer\)",
+        ),
+        (
+            {"Layer": np.ones((1, 1)), "Parameter": np.ones((1, 1)), "Value": np.ones((1, 1))},
+            r"Layer must be an N×1 cell array; got ndarray",
+        ),
+    ],
+)
+def test_files_that_are_not_learnables_tables(tmp_path, mapping, message):
+    savemat(tmp_path / "x.mat", mapping)
+    with pytest.raises(DLFormatError, match=message):
+        load_learnables(network(), tmp_path / "x.mat")
+
+
+def test_rows_with_bad_entries(tmp_path):
+    path = learnables_file(tmp_path / "l.mat", [("posemb", "Weights", "not numbers")])
+    with pytest.raises(DLFormatError, match=r"row 1: Value of posemb/Weights must be a numeric array"):
+        load_learnables(network(), path)
+    twice = [("posemb", "Weights", np.ones((4, 6))), ("posemb", "Weights", np.ones((4, 6)))]
+    path = learnables_file(tmp_path / "m.mat", twice)
+    with pytest.raises(DLFormatError, match=r"row 2: posemb/Weights appears twice"):
+        load_learnables(network(), path, strict=False)
+
+
+def test_layers_need_unique_names(tmp_path):
+    unnamed = nn.Sequential(dlf.positionEmbeddingLayer(2, 3))
+    with pytest.raises(DLFormatError, match=r"a PositionEmbeddingLayer with learnables has no Name"):
+        save_learnables(unnamed, tmp_path / "x.mat")
+    twins = nn.Sequential(
+        dlf.positionEmbeddingLayer(2, 3, Name="p"), dlf.positionEmbeddingLayer(2, 3, Name="p")
+    )
+    with pytest.raises(DLFormatError, match=r"two layers are named 'p'"):
+        save_learnables(twins, tmp_path / "x.mat")
+    with pytest.raises(DLFormatError, match=r"holds no named dlformat layer with learnable parameters"):
+        save_learnables(nn.Linear(2, 2), tmp_path / "x.mat")
+    assert list(tmp_path.iterdir()) == []
