@@ -172,12 +172,23 @@ class _Walker:
         source.skip(-nbytes % 8, what)
         return kind, data
 
-    def skip_element(self, source: _Source, what: str) -> tuple[int, int]:
+    def skip_element(self, source: _Source, what: str, final: bool = False) -> tuple[int, int]:
         kind, nbytes, small = self.tag(source, what)
         if small is None:
             if kind not in _NUMERIC_TYPES:
                 raise DLFormatError(f"{what} has an unknown data type {kind}")
-            source.skip(nbytes + (-nbytes % 8), what)
+            padded = nbytes + (-nbytes % 8)
+            if (
+                final
+                and isinstance(source, _Bounded)
+                and source.trailing_data_unread
+                and padded >= source.remaining
+            ):
+                if nbytes > source.remaining:
+                    raise DLFormatError(f"{what} declares {nbytes} bytes but only {source.remaining} remain")
+                source.remaining = 0  # the reader inflates these bytes once, itself
+            else:
+                source.skip(padded, what)
         return kind, nbytes
 
     def matrix(self, source: _Source, what: str, depth: int) -> Variable:
@@ -247,7 +258,7 @@ class _Walker:
         else:
             parts = ("values", "imaginary values") if complex_ else ("values",)
             for part in parts:
-                kind, nbytes = self.skip_element(source, f"{label} ({part})")
+                kind, nbytes = self.skip_element(source, f"{label} ({part})", final=part == parts[-1])
                 size = _NUMERIC_TYPES.get(kind, 1)
                 if nbytes != count * size and not (mclass == 4 and kind in (MI_UTF8, MI_UTF16)):
                     raise DLFormatError(
@@ -267,13 +278,19 @@ class _Walker:
 
 
 class _Bounded(_Source):
-    """A window of ``nbytes`` on another source; the rest is skipped on close."""
+    """A window of ``nbytes`` on another source; the rest is skipped on close.
 
-    def __init__(self, parent: _Source, nbytes: int) -> None:
+    ``trailing_data_unread`` allows the final values of the window to be left unread: a
+    top-level compressed variable need not be inflated twice when nothing follows its
+    values (their size was already checked against the variable's dimensions).
+    """
+
+    def __init__(self, parent: _Source, nbytes: int, trailing_data_unread: bool = False) -> None:
         if nbytes > parent.remaining:
             raise DLFormatError(f"an element declares {nbytes} bytes but only {parent.remaining} remain")
         super().__init__(nbytes)
         self.parent = parent
+        self.trailing_data_unread = trailing_data_unread
 
     def _take(self, n: int) -> bytes:
         return self.parent.read(n, "an element")
@@ -318,7 +335,7 @@ def scan(file: BinaryIO, size: int) -> tuple[int, list[Variable]]:
                 raise DLFormatError(
                     f"{what} declares {inner_bytes} bytes, more than {nbytes} compressed bytes can expand to"
                 )
-            bounded = _Bounded(inner_source, inner_bytes)
+            bounded = _Bounded(inner_source, inner_bytes, trailing_data_unread=True)
             variable = walker.matrix(bounded, what, 0)
             inner_source.finish()
             source.remaining -= nbytes
