@@ -8,11 +8,15 @@ from pathlib import Path
 README = Path(__file__).parents[1] / "README.md"
 
 
-def test_readme_python_example_runs():
+def test_readme_python_examples_run_in_order(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # the examples write files
     blocks = re.findall(r"```python\n(.*?)```", README.read_text(), flags=re.S)
-    assert blocks
+    assert len(blocks) == 2
+    namespace: dict = {}
     for block in blocks:
-        exec(compile(block, str(README), "exec"), {})
+        exec(compile(block, str(README), "exec"), namespace)
+    assert namespace["table"]["Layer"].ravel().tolist() == ["posemb"]
+    assert (tmp_path / "learnables.mat").is_file()
 
 
 def test_the_core_issue_example():
