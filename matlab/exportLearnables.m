@@ -5,6 +5,9 @@ function exportLearnables(net, filename, version)
 %   hold any characters (they are cell contents, not struct field names). Values are
 %   plain numeric arrays: dlarray data is extracted and gpuArray data gathered.
 %
+%   A network with state (net.State, e.g. batch normalization statistics) also gets
+%   a struct State holding the same three cell arrays for its state rows.
+%
 %   exportLearnables(net, filename, version) chooses the MAT-file version: "-v7"
 %   (the default while the values fit in 2 GB), "-v7.3" (the default beyond), or
 %   "-v6". net may also be a table, or a struct, with Layer, Parameter and Value.
@@ -19,9 +22,28 @@ function exportLearnables(net, filename, version)
     else
         learnables = net;
     end
-    Layer = reshape(cellstr(learnables.Layer), [], 1);
-    Parameter = reshape(cellstr(learnables.Parameter), [], 1);
-    Value = reshape(learnables.Value, [], 1);
+    [Layer, Parameter, Value, bytes] = columns(learnables);
+    names = {'Layer', 'Parameter', 'Value'};
+    hasState = (isstruct(net) && isfield(net, 'State')) || (isobject(net) && isprop(net, 'State'));
+    if hasState && numel(net.State.Value) > 0
+        [State.Layer, State.Parameter, State.Value, stateBytes] = columns(net.State);
+        bytes = bytes + stateBytes;
+        names{end + 1} = 'State';
+    end
+    if nargin < 3
+        if bytes > 2^31
+            version = '-v7.3';
+        else
+            version = '-v7';
+        end
+    end
+    save(filename, names{:}, char(version));
+end
+
+function [Layer, Parameter, Value, bytes] = columns(table)
+    Layer = reshape(cellstr(table.Layer), [], 1);
+    Parameter = reshape(cellstr(table.Parameter), [], 1);
+    Value = reshape(table.Value, [], 1);
     if numel(Parameter) ~= numel(Layer) || numel(Value) ~= numel(Layer)
         error('exportLearnables:layout', ...
             'Layer, Parameter and Value must have the same number of rows (%d, %d, %d).', ...
@@ -32,14 +54,6 @@ function exportLearnables(net, filename, version)
         Value{i} = plainValue(Value{i});
         bytes = bytes + numel(Value{i}) * bytesPerElement(Value{i});
     end
-    if nargin < 3
-        if bytes > 2^31
-            version = '-v7.3';
-        else
-            version = '-v7';
-        end
-    end
-    save(filename, 'Layer', 'Parameter', 'Value', char(version));
 end
 
 function v = plainValue(v)

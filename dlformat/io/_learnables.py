@@ -2,7 +2,9 @@
 
 The file holds three N×1 cell arrays, ``Layer``, ``Parameter`` and ``Value`` (layer names
 need not be valid MATLAB field names, so a struct would not do). Rows match dlformat
-layers by ``Name`` and learnables by MATLAB parameter name.
+layers by ``Name`` and learnables by MATLAB parameter name. MATLAB's ``net.State`` may
+come along as a struct ``State`` holding the same three cells; no dlformat layer has
+state yet, so its rows are reported as unexpected.
 """
 
 from __future__ import annotations
@@ -92,6 +94,11 @@ def load_learnables(module: nn.Module, path: str | os.PathLike[str], strict: boo
         )
     rows = _rows(path, table)
     layers = _named_layers(module)
+    state = table.get("State")
+    if state is not None:
+        if not isinstance(state, dict):
+            raise DLFormatError(f"{path}: State must be a struct with Layer, Parameter and Value cells")
+        state_rows = _rows(f"{path} (State)", state)
     assignments: list[tuple[nn.Parameter, np.ndarray]] = []
     unexpected: list[str] = []
     seen: set[tuple[str, str]] = set()
@@ -110,6 +117,8 @@ def load_learnables(module: nn.Module, path: str | os.PathLike[str], strict: boo
                 f"{_size(value.shape)} in the file but {_size(tuple(target.shape))} in the network"
             )
         assignments.append((target, value))
+    if state is not None:
+        unexpected += [f"{name}/{parameter} (state)" for name, parameter, _ in state_rows]
     missing = [
         f"{name}/{parameter}"
         for name, layer in layers.items()
@@ -136,6 +145,10 @@ def load_learnables(module: nn.Module, path: str | os.PathLike[str], strict: boo
 def _rows(path: Any, table: dict[str, Any]) -> list[tuple[str, str, np.ndarray]]:
     columns = []
     for column in COLUMNS:
+        if column not in table:
+            raise DLFormatError(
+                f"{path}: {column} is missing; a learnables table has Layer, Parameter and Value"
+            )
         cells = table[column]
         if (
             not isinstance(cells, np.ndarray)

@@ -139,3 +139,44 @@ def test_layers_need_unique_names(tmp_path):
     with pytest.raises(DLFormatError, match=r"holds no named dlformat layer with learnable parameters"):
         save_learnables(nn.Linear(2, 2), tmp_path / "x.mat")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_state_rows_are_read_and_reported_as_unexpected(tmp_path):
+    net = network()
+    table = {name: np.empty((2, 1), dtype=object) for name in ("Layer", "Parameter", "Value")}
+    for index, (layer, value) in enumerate([("posemb", np.ones((4, 6))), ("pos-emb/2", np.ones((3, 5)))]):
+        table["Layer"][index, 0], table["Parameter"][index, 0], table["Value"][index, 0] = (
+            layer,
+            "Weights",
+            value,
+        )
+    state = {name: np.empty((1, 1), dtype=object) for name in ("Layer", "Parameter", "Value")}
+    state["Layer"][0, 0], state["Parameter"][0, 0], state["Value"][0, 0] = (
+        "bn",
+        "TrainedMean",
+        np.zeros((4, 1)),
+    )
+    savemat(tmp_path / "l.mat", {**table, "State": state})
+    with pytest.raises(DLFormatError, match=r"unexpected rows: bn/TrainedMean \(state\)"):
+        load_learnables(net, tmp_path / "l.mat")
+    result = load_learnables(net, tmp_path / "l.mat", strict=False)
+    assert result.unexpected == ["bn/TrainedMean (state)"] and result.missing == []
+    assert torch.equal(net["posemb"].Weights, torch.ones(4, 6))
+    savemat(tmp_path / "bad.mat", {**table, "State": {"Layer": state["Layer"]}})
+    with pytest.raises(DLFormatError, match=r"\(State\): Parameter is missing"):
+        load_learnables(net, tmp_path / "bad.mat", strict=False)
+
+
+def test_a_missing_h5py_is_named_with_its_install_command(tmp_path, monkeypatch):
+    import sys
+
+    save_learnables(network(), tmp_path / "l.mat", version="7.3")
+    monkeypatch.setitem(sys.modules, "h5py", None)  # makes "import h5py" fail
+    with pytest.raises(
+        DLFormatError,
+        match=r'needs the optional package h5py; install it with pip install "dlformat\[hdf5\]"',
+    ):
+        loadmat(tmp_path / "l.mat")
+    with pytest.raises(DLFormatError, match=r"needs the optional package h5py"):
+        savemat(tmp_path / "x.mat", {"x": 1}, version="7.3")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["l.mat"]

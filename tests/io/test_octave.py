@@ -127,3 +127,25 @@ def test_python_refuses_an_octave_file_for_a_different_network():
         load_learnables(
             nn.Sequential(dlf.positionEmbeddingLayer(4, 6, Name="posemb")), FIXTURES / "learnables_v7.mat"
         )
+
+
+@pytest.mark.skipif(OCTAVE is None, reason="GNU Octave (octave-cli) is not on PATH")
+def test_octave_exports_state_beside_learnables(tmp_path):
+    script = """
+net.Learnables.Layer = {'posemb'};
+net.Learnables.Parameter = {'Weights'};
+net.Learnables.Value = {ones(4, 6, 'single')};
+net.State.Layer = {'bn'};
+net.State.Parameter = {'TrainedMean'};
+net.State.Value = {zeros(4, 1)};
+exportLearnables(net, 'with_state.mat');
+"""
+    octave(script, tmp_path)
+    table = loadmat(tmp_path / "with_state.mat")
+    assert table["State"]["Layer"].ravel().tolist() == ["bn"]
+    result = load_learnables(
+        nn.Sequential(dlf.positionEmbeddingLayer(4, 6, Name="posemb")),
+        tmp_path / "with_state.mat",
+        strict=False,
+    )
+    assert result.unexpected == ["bn/TrainedMean (state)"]
