@@ -83,15 +83,20 @@ def text(name: str, value: object) -> str:
     return value
 
 
-def choice(name: str, value: object, allowed: tuple[str, ...], aliases: dict[str, str] | None = None) -> str:
-    """One of ``allowed``, matched case-insensitively as MATLAB matches option strings."""
+def choice(
+    name: str, value: object, allowed: tuple[str, ...], aliases: dict[str, str] | None = None, also: str = ""
+) -> str:
+    """One of ``allowed``, matched case-insensitively as MATLAB matches option strings.
+
+    ``also`` describes further accepted values, for the error message.
+    """
     if isinstance(value, (str, np.str_)):
         key = str(value).lower()
         key = (aliases or {}).get(key, key)
         if key in allowed:
             return key
     options = ", ".join(f'"{option}"' for option in allowed)
-    raise DLFormatError(f"{name} must be one of {options}; got {describe(value)}")
+    raise DLFormatError(f"{name} must be one of {options}{also}; got {describe(value)}")
 
 
 def choice_or_callable(
@@ -100,10 +105,7 @@ def choice_or_callable(
     """One of ``allowed`` (see :func:`choice`) or a callable, as MATLAB's initializers are."""
     if callable(value):
         return value
-    try:
-        return choice(name, value, allowed, aliases)
-    except DLFormatError as error:
-        raise DLFormatError(f"{error} or a function handle (a callable)") from None
+    return choice(name, value, allowed, aliases, also=", or a function handle (a callable)")
 
 
 def floating_dtype(name: str, dtype: object) -> torch.dtype:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import lru_cache
 from typing import Any, NamedTuple
 
@@ -63,22 +64,29 @@ def _position_plan(fmt: str, position_dimension: str) -> _PositionPlan:
 _plan = constant_under_compile(_position_plan)
 
 
-def _embed(X: Any, weights: torch.Tensor, position_dimension: str, offset: int, caller: str) -> DLArray:
-    """The shared forward of position embeddings; arguments already validated."""
+def _embed(
+    X: Any, weights: torch.Tensor, position_dimension: str, offset: int, caller: Callable[[], str]
+) -> DLArray:
+    """The shared forward of position embeddings; arguments already validated.
+
+    ``caller()`` names the layer or function in error messages (built only when one is raised).
+    """
     if not isinstance(X, DLArray) or not X._fmt:
         got = "an unformatted dlarray" if isinstance(X, DLArray) else f"a {type(X).__name__}"
-        raise DLFormatError(f'{caller} needs a formatted dlarray input, such as dlarray(x, "CBT"); got {got}')
+        raise DLFormatError(
+            f'{caller()} needs a formatted dlarray input, such as dlarray(x, "CBT"); got {got}'
+        )
     try:
         plan = _plan(X._fmt, position_dimension)
     except DLFormatError as error:
-        raise DLFormatError(f"{caller}: {error}") from None
+        raise DLFormatError(f"{caller()}: {error}") from None
     shape = X._data.shape
     length = shape[plan.index]
     max_position = weights.shape[1]
     if offset + length > max_position:
         start = f"PositionOffset {offset} plus " if offset else ""
         raise DLFormatError(
-            f'{caller}: {start}the input\'s {length} positions along "{plan.label}" reach position '
+            f'{caller()}: {start}the input\'s {length} positions along "{plan.label}" reach position '
             f"{offset + length}, beyond MaxPosition {max_position}; shorten the input or build the "
             f"layer with a larger MaxPosition"
         )
@@ -110,4 +118,4 @@ def position_embedding(
         raise DLFormatError(
             f"weights must be a 2-D tensor (OutputSize × MaxPosition); got {_validate.describe(weights)}"
         )
-    return _embed(X, weights, position_dimension, offset, "position_embedding")
+    return _embed(X, weights, position_dimension, offset, lambda: "position_embedding")

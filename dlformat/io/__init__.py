@@ -17,7 +17,7 @@ from .._errors import DLFormatError
 from . import _matv5, _matv73, _scan, _values
 from ._learnables import load_learnables, save_learnables
 
-__all__ = ["load_learnables", "loadmat", "save_learnables", "savemat"]
+__all__ = ["load_learnables", "loadmat", "save_learnables", "savemat", "whos"]
 
 VERSIONS = ("7", "7.3")
 
@@ -71,7 +71,7 @@ def loadmat(path: str | os.PathLike[str], variable_names: Iterable[str] | None =
     names = [variable.name for variable in variables]
     if wanted is None:
         wanted = list(dict.fromkeys(names))
-    _matv73._check_wanted(path, wanted, names)
+    _values.check_wanted(path, wanted, names)
     objects = [variable for variable in variables if variable.is_object and variable.name in wanted]
     if objects:
         raise _values.object_error(objects[0].name, objects[0].matlab_class)
@@ -122,9 +122,12 @@ def savemat(path: str | os.PathLike[str], mapping: dict[str, Any], version: str 
 
 
 def whos(path: str | os.PathLike[str]) -> list[_values.Entry]:
-    """Every leaf of every variable, struct and cell paths spelled out (for ``dlformat inspect``).
+    """What a MAT-file holds, as MATLAB's ``whos('-file', path)`` tells, one entry per leaf.
 
-    MATLAB objects are listed by name and class without their contents.
+    Each entry has ``path`` (struct fields and 1-based cell indices spelled out:
+    ``s.layers.posemb.Weights``, ``c{2}``), ``matlab_class``, ``shape``, ``dtype`` and
+    ``nbytes``. MATLAB objects are listed by name and class, without their contents.
+    ``dlformat inspect`` prints this table.
     """
     path, version, variables, _ = _open(path)
     if version == 73:

@@ -17,7 +17,7 @@ import scipy.sparse
 
 from .._errors import DLFormatError
 from ._scan import MAX_DEFLATE_RATIO, MAX_DEPTH
-from ._values import CLASS_OF_DTYPE, NUMERIC_CLASSES, StructArray, object_error
+from ._values import CLASS_OF_DTYPE, NUMERIC_CLASSES, StructArray, check_wanted, object_error
 
 INSTALL = 'pip install "dlformat[hdf5]"'
 _PLAIN_CLASSES = set(NUMERIC_CLASSES) | {"logical", "char", "cell", "struct"}
@@ -242,7 +242,7 @@ def read(path: Path, variable_names: list[str] | None, size: int) -> dict[str, A
     with file:
         names = [name for name in file.keys() if not name.startswith("#")]
         wanted = names if variable_names is None else variable_names
-        _check_wanted(path, wanted, names)
+        check_wanted(path, wanted, names)
         reader = _Reader(file, size * MAX_DEFLATE_RATIO + (1 << 20))
         return {name: reader.node(reader.open(file.id, name, name), name, 0) for name in wanted}
 
@@ -261,12 +261,6 @@ def variables(path: Path) -> list[tuple[str, str, tuple[int, ...], bool]]:
             is_object = matlab_class not in _PLAIN_CLASSES or "MATLAB_object_decode" in attrs
             rows.append((name, matlab_class, tuple(reversed(shape)), is_object))
     return rows
-
-
-def _check_wanted(path: Path, wanted: list[str], names: list[str]) -> None:
-    missing = [name for name in wanted if name not in names]
-    if missing:
-        raise DLFormatError(f"{path} has no variable(s) {missing}; it holds: {', '.join(names) or 'nothing'}")
 
 
 # -- writing -------------------------------------------------------------------------------------

@@ -154,6 +154,13 @@ def _linear(index: tuple[int, ...], shape: tuple[int, ...]) -> int:
     return int(np.ravel_multi_index(index, shape, order="F")) + 1
 
 
+def check_wanted(path: object, wanted: list[str], names: list[str]) -> None:
+    """Refuse variable names the file lacks, listing what it holds."""
+    missing = [name for name in wanted if name not in names]
+    if missing:
+        raise DLFormatError(f"{path} has no variable(s) {missing}; it holds: {', '.join(names) or 'nothing'}")
+
+
 def object_error(path: str, class_name: str) -> DLFormatError:
     return DLFormatError(
         f"variable {path!r} is a MATLAB object of class {class_name!r}, which dlformat cannot read; "

@@ -144,7 +144,7 @@ class PositionEmbeddingLayer(Layer):
             self.Weights.copy_(values)
 
     def forward(self, X: DLArray) -> DLArray:
-        return _embed(X, self.Weights, self.PositionDimension, self.PositionOffset, self._caller())
+        return _embed(X, self.Weights, self.PositionDimension, self.PositionOffset, self._caller)
 
     def _caller(self) -> str:
         return f"{type(self).__name__} '{self.Name}'" if self.Name else type(self).__name__

@@ -122,7 +122,7 @@ def test_settable_properties_validate_and_change_nothing_on_error():
         (
             "WeightsInitializer",
             "xavier",
-            r'WeightsInitializer must be one of "narrow-normal", "glorot", "he", "zeros", "ones"; got "xavier" \(a string\) or a function handle',
+            r'WeightsInitializer must be one of "narrow-normal", "glorot", "he", "zeros", "ones", or a function handle \(a callable\); got "xavier" \(a string\)',
         ),
         ("WeightLearnRateFactor", -0.1, r"WeightLearnRateFactor must be a finite scalar >= 0; got -0.1"),
         ("WeightL2Factor", math.nan, r"WeightL2Factor must be a finite scalar >= 0; got nan"),
