@@ -9,12 +9,20 @@ from ._dlarray import DLArray, dims, dlarray, extractdata, finddim, stripdims
 from ._errors import DLFormatError
 from ._factors import getL2Factor, getLearnRateFactor, param_groups, setL2Factor, setLearnRateFactor
 from ._version import __version__
-from .layers import PositionEmbeddingLayer, positionEmbeddingLayer
+from .layers import (
+    PositionEmbeddingLayer,
+    RotaryEmbedding,
+    SinusoidalPositionEncodingLayer,
+    positionEmbeddingLayer,
+    sinusoidalPositionEncodingLayer,
+)
 
 __all__ = [
     "DLArray",
     "DLFormatError",
     "PositionEmbeddingLayer",
+    "RotaryEmbedding",
+    "SinusoidalPositionEncodingLayer",
     "__version__",
     "dims",
     "dlarray",
@@ -26,5 +34,6 @@ __all__ = [
     "positionEmbeddingLayer",
     "setL2Factor",
     "setLearnRateFactor",
+    "sinusoidalPositionEncodingLayer",
     "stripdims",
 ]

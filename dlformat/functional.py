@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+import math
 from functools import lru_cache
 from typing import Any, NamedTuple
 
@@ -14,9 +15,11 @@ from ._dlarray import DLArray
 from ._errors import DLFormatError
 from ._tracing import constant_under_compile
 
-__all__ = ["position_embedding"]
+__all__ = ["position_embedding", "rotary", "sinusoid", "timing_signal_1d"]
 
 POSITION_DIMENSIONS = ("auto", "temporal", "spatial")
+SINUSOID_LAYOUTS = ("interleaved", "halves")
+ROTARY_PAIRINGS = ("half", "interleaved")
 
 
 class _PositionPlan(NamedTuple):
@@ -64,13 +67,10 @@ def _position_plan(fmt: str, position_dimension: str) -> _PositionPlan:
 _plan = constant_under_compile(_position_plan)
 
 
-def _embed(
-    X: Any, weights: torch.Tensor, position_dimension: str, offset: int, caller: Callable[[], str]
-) -> DLArray:
-    """The shared forward of position embeddings; arguments already validated.
-
-    ``caller()`` names the layer or function in error messages (built only when one is raised).
-    """
+def _position_plan_of(
+    X: Any, position_dimension: str, caller: Callable[[], str]
+) -> tuple[_PositionPlan, int]:
+    """The plan for a formatted input and the length of its position dimension."""
     if not isinstance(X, DLArray) or not X._fmt:
         got = "an unformatted dlarray" if isinstance(X, DLArray) else f"a {type(X).__name__}"
         raise DLFormatError(
@@ -80,8 +80,23 @@ def _embed(
         plan = _plan(X._fmt, position_dimension)
     except DLFormatError as error:
         raise DLFormatError(f"{caller()}: {error}") from None
-    shape = X._data.shape
-    length = shape[plan.index]
+    return plan, X._data.shape[plan.index]
+
+
+def _broadcast(table: torch.Tensor, plan: _PositionPlan, shape: torch.Size) -> DLArray:
+    """A (channels, positions) table as a broadcast view in the plan's output layout."""
+    sizes = {axis: shape[dimension] for axis, dimension in plan.broadcast}
+    return DLArray._wrap(einops.repeat(table, plan.pattern, **sizes), plan.output_format)
+
+
+def _embed(
+    X: Any, weights: torch.Tensor, position_dimension: str, offset: int, caller: Callable[[], str]
+) -> DLArray:
+    """The shared forward of position embeddings; arguments already validated.
+
+    ``caller()`` names the layer or function in error messages (built only when one is raised).
+    """
+    plan, length = _position_plan_of(X, position_dimension, caller)
     max_position = weights.shape[1]
     if offset + length > max_position:
         start = f"PositionOffset {offset} plus " if offset else ""
@@ -90,9 +105,7 @@ def _embed(
             f"{offset + length}, beyond MaxPosition {max_position}; shorten the input or build the "
             f"layer with a larger MaxPosition"
         )
-    table = weights[:, offset : offset + length]
-    sizes = {axis: shape[dimension] for axis, dimension in plan.broadcast}
-    return DLArray._wrap(einops.repeat(table, plan.pattern, **sizes), plan.output_format)
+    return _broadcast(weights[:, offset : offset + length], plan, X._data.shape)
 
 
 def position_embedding(
@@ -119,3 +132,129 @@ def position_embedding(
             f"weights must be a 2-D tensor (OutputSize × MaxPosition); got {_validate.describe(weights)}"
         )
     return _embed(X, weights, position_dimension, offset, lambda: "position_embedding")
+
+
+# -- sinusoidal building blocks ---------------------------------------------------------------------
+def _working_dtype(dtype: torch.dtype) -> torch.dtype:
+    """Float32, or float64 when given float64: sinusoids are never computed in half precision."""
+    return torch.float64 if dtype == torch.float64 else torch.float32
+
+
+def _as_positions(positions: object) -> torch.Tensor:
+    if isinstance(positions, int) and not isinstance(positions, bool):
+        return torch.arange(_validate.nonnegative_integer("positions", positions), dtype=torch.float32)
+    if isinstance(positions, torch.Tensor):
+        return positions
+    try:
+        return torch.as_tensor(positions)
+    except (TypeError, ValueError, RuntimeError):
+        raise DLFormatError(
+            f"positions must be a count, a tensor or a sequence of numbers; got {_validate.describe(positions)}"
+        ) from None
+
+
+def _frequencies(count: int, dim: int, base: float, dtype: torch.dtype, device: torch.device) -> torch.Tensor:
+    """Vaswani et al.'s angular frequencies base^(-2k/dim) for k = 0 .. count-1."""
+    exponents = torch.arange(count, dtype=torch.float64, device=device) * (2.0 / dim)
+    return torch.pow(torch.tensor(float(base), dtype=torch.float64, device=device), -exponents).to(dtype)
+
+
+def _base(value: object) -> float:
+    number = _validate.factor("base", value)
+    if number <= 1:
+        raise DLFormatError(f"base must be a finite number > 1; got {_validate.describe(value)}")
+    return number
+
+
+def sinusoid(positions: object, dim: int, base: float = 10000, layout: str = "interleaved") -> torch.Tensor:
+    """Vaswani et al.'s sinusoidal encoding of ``positions``, shape ``(*positions.shape, dim)``.
+
+    Channel pair k has angle p · base^(-2k/dim). ``layout="interleaved"`` puts sin in channel
+    2k and cos in 2k+1 (MATLAB's and NeoML's order; an odd ``dim`` ends with a sin channel);
+    ``"halves"`` puts every sin first, then every cos (``dim`` even).
+
+    Args:
+        positions: a count ``n`` (positions 0 .. n-1) or a tensor (any shape, any real dtype).
+        dim: channels, positive.
+        base: the geometric base of the wavelengths (> 1).
+
+    Returns:
+        float32, or float64 for float64 positions, on the positions' device.
+    """
+    dim = _validate.positive_integer("dim", dim)
+    layout = _validate.choice("layout", layout, SINUSOID_LAYOUTS)
+    if layout == "halves" and dim % 2:
+        raise DLFormatError(f'layout "halves" needs an even dim; got {dim}')
+    positions = _as_positions(positions)
+    dtype = _working_dtype(positions.dtype)
+    pairs = (dim + 1) // 2
+    angles = positions.to(dtype)[..., None] * _frequencies(pairs, dim, _base(base), dtype, positions.device)
+    if layout == "halves":
+        return torch.cat([angles.sin(), angles.cos()], dim=-1)
+    return torch.stack([angles.sin(), angles.cos()], dim=-1).flatten(-2)[..., :dim]
+
+
+def timing_signal_1d(
+    length: int, channels: int, min_timescale: float = 1.0, max_timescale: float = 1.0e4, start_index: int = 0
+) -> torch.Tensor:
+    """tensor2tensor's ``get_timing_signal_1d``: shape ``(1, length, channels)``, float32.
+
+    Unlike :func:`sinusoid`, the ``channels // 2`` timescales are spaced geometrically from
+    ``min_timescale`` to ``max_timescale`` inclusive (inverse timescale k is
+    min_timescale · exp(-k · ln(max/min) / max(n-1, 1))), sin fills the first half and cos the
+    second, and an odd ``channels`` gets a final zero channel. Positions are
+    ``start_index .. start_index + length - 1``.
+    """
+    length = _validate.nonnegative_integer("length", length)
+    channels = _validate.positive_integer("channels", channels)
+    start_index = _validate.nonnegative_integer("start_index", start_index)
+    low = _validate.factor("min_timescale", min_timescale)
+    high = _validate.factor("max_timescale", max_timescale)
+    if not 0 < low <= high:
+        raise DLFormatError(
+            f"need 0 < min_timescale <= max_timescale; got {min_timescale} and {max_timescale}"
+        )
+    count = channels // 2
+    increment = math.log(high / low) / max(count - 1, 1)
+    inverse = low * torch.exp(torch.arange(count, dtype=torch.float64) * -increment)
+    position = torch.arange(length, dtype=torch.float64) + start_index
+    scaled = position[:, None] * inverse[None, :]
+    signal = torch.cat(
+        [scaled.sin(), scaled.cos(), torch.zeros(length, channels % 2, dtype=torch.float64)], dim=1
+    )
+    return signal.to(torch.float32).reshape(1, length, channels)
+
+
+def rotary(
+    x: torch.Tensor, positions: object, base: float = 10000, scale: float = 1.0, pairing: str = "half"
+) -> torch.Tensor:
+    """Rotary position embedding (RoFormer) of ``x``, whose last dimension holds the features.
+
+    Feature pair k rotates by angle p · base^(-2k/d), for position p. ``pairing="half"`` pairs
+    feature k with k + d/2 (LLaMA, PositionalEmbeddings.jl); ``"interleaved"`` pairs 2k with
+    2k+1 (RoFormer's paper). The result is multiplied by ``scale``, as PositionalEmbeddings.jl
+    does. Computed in float32 (float64 for float64 input), returned in ``x``'s dtype.
+
+    Args:
+        x: ``(..., d)`` with ``d`` even.
+        positions: broadcastable to ``x.shape[:-1]``.
+    """
+    if not isinstance(x, torch.Tensor) or x.ndim < 1 or x.shape[-1] % 2:
+        raise DLFormatError(
+            f"rotary needs a tensor whose last dimension is even; got {_validate.describe(x)}"
+        )
+    pairing = _validate.choice("pairing", pairing, ROTARY_PAIRINGS)
+    scale = float(_validate.factor("scale", scale))
+    dtype = _working_dtype(x.dtype)
+    d = x.shape[-1]
+    positions = _as_positions(positions).to(device=x.device)
+    angles = positions.to(dtype)[..., None] * _frequencies(d // 2, d, _base(base), dtype, x.device)
+    cos, sin = angles.cos(), angles.sin()
+    value = x.to(dtype)
+    if pairing == "half":
+        first, second = value[..., : d // 2], value[..., d // 2 :]
+        rotated = torch.cat([first * cos - second * sin, second * cos + first * sin], dim=-1)
+    else:
+        even, odd = value[..., 0::2], value[..., 1::2]
+        rotated = torch.stack([even * cos - odd * sin, odd * cos + even * sin], dim=-1).flatten(-2)
+    return (rotated * scale).to(x.dtype)

@@ -7,7 +7,8 @@ import dlformat
 PUBLIC = {
     "DLArray", "DLFormatError", "PositionEmbeddingLayer", "__version__", "dims", "dlarray", "extractdata",
     "finddim", "getL2Factor", "getLearnRateFactor", "param_groups", "positionEmbeddingLayer", "setL2Factor",
-    "setLearnRateFactor", "stripdims",
+    "setLearnRateFactor", "stripdims", "RotaryEmbedding", "SinusoidalPositionEncodingLayer",
+    "sinusoidalPositionEncodingLayer",
 }  # fmt: skip
 
 

@@ -2,5 +2,14 @@
 
 from ._base import Layer
 from .position_embedding import PositionEmbeddingLayer, positionEmbeddingLayer
+from .rotary import RotaryEmbedding
+from .sinusoidal import SinusoidalPositionEncodingLayer, sinusoidalPositionEncodingLayer
 
-__all__ = ["Layer", "PositionEmbeddingLayer", "positionEmbeddingLayer"]
+__all__ = [
+    "Layer",
+    "PositionEmbeddingLayer",
+    "RotaryEmbedding",
+    "SinusoidalPositionEncodingLayer",
+    "positionEmbeddingLayer",
+    "sinusoidalPositionEncodingLayer",
+]

@@ -154,6 +154,10 @@ class Layer(nn.Module):
     def set_factor(self, parameter: str, kind: str, value: object) -> None:
         self.factors(parameter)[kind] = _validate.factor(f"the {kind} of {parameter}", value)
 
+    def _caller(self) -> str:
+        """How error messages name this layer: its class, and its Name when it has one."""
+        return f"{type(self).__name__} '{self.Name}'" if self.Name else type(self).__name__
+
     # -- config -------------------------------------------------------------------------
     def get_config(self) -> dict[str, Any]:
         """The constructor arguments that rebuild this layer (weights excepted)."""

@@ -146,9 +146,6 @@ class PositionEmbeddingLayer(Layer):
     def forward(self, X: DLArray) -> DLArray:
         return _embed(X, self.Weights, self.PositionDimension, self.PositionOffset, self._caller)
 
-    def _caller(self) -> str:
-        return f"{type(self).__name__} '{self.Name}'" if self.Name else type(self).__name__
-
     def _display_groups(self) -> list[tuple[str, list[str]]]:
         return [
             ("", ["Name", "OutputSize", "MaxPosition", "PositionDimension", "PositionOffset"]),

@@ -1,0 +1,141 @@
+"""MATLAB's ``sinusoidalPositionEncodingLayer``: fixed sin/cos vectors for positions."""
+
+from __future__ import annotations
+
+from functools import lru_cache, partial
+from typing import Any
+
+import einops
+import torch
+
+from .. import _format, _validate
+from .._dlarray import DLArray
+from .._errors import DLFormatError
+from .._tracing import constant_under_compile
+from ..functional import _broadcast, _position_plan_of, sinusoid
+from ._base import Layer, Property, matlab_constructor
+
+__all__ = ["SinusoidalPositionEncodingLayer", "sinusoidalPositionEncodingLayer"]
+
+POSITIONS = ("auto", "temporal-indices", "spatial-indices", "data-values")
+
+
+def _even_positive(name: str, value: object) -> int:
+    number = _validate.positive_integer(name, value)
+    if number % 2:
+        raise DLFormatError(f"{name} must be an even positive integer; got {number}")
+    return number
+
+
+@lru_cache(maxsize=32)
+def _table(end: int, dim: int, device: torch.device, dtype: torch.dtype) -> torch.Tensor:
+    """Encodings of positions 0 .. end-1 as a (dim, end) table, computed in float32 or wider."""
+    return sinusoid(end, dim).to(device=device, dtype=dtype).T
+
+
+@lru_cache(maxsize=256)
+def _data_value_plan(fmt: str) -> tuple[str, str, str]:
+    """(output format, pattern dropping the size-1 C, pattern putting the channels in C's place)."""
+    output = fmt if "C" in fmt else _format.canonical(fmt + "C")
+    names = _format.axis_names(fmt)
+    kept = [name for name in names if name != "c0"]
+    drop = f"{' '.join('1' if name == 'c0' else name for name in names)} -> {' '.join(kept)}"
+    place = f"{' '.join(kept)} c0 -> {' '.join(_format.axis_names(output))}"
+    return output, drop, place
+
+
+_values_plan = constant_under_compile(_data_value_plan)
+
+
+class SinusoidalPositionEncodingLayer(Layer):
+    """Fixed sinusoidal encodings of positions, added as channels (MATLAB, since R2023b).
+
+    Channel 2k is sin(p / 10000^(2k/d)) and channel 2k+1 is cos(p / 10000^(2k/d)), for
+    0-based k and d = OutputSize, where p is the 0-based index plus ``PositionOffset``, or the
+    input value itself under ``"data-values"``. MATLAB's documentation does not state its
+    formula; this one follows Vaswani et al. (2017) and is not verified against MATLAB output.
+
+    Args:
+        OutputSize: number of output channels, even and positive.
+        Positions: ``"auto"`` (the ``T`` indices if present, else those of a single ``S``,
+            else the input values), ``"temporal-indices"``, ``"spatial-indices"`` or
+            ``"data-values"``; case-insensitive.
+        PositionOffset: added to indices (integer ``>= 0``); not to data values.
+        Name: the layer name.
+
+    Shape:
+        - Input: a formatted dlarray. For data values, its ``C`` must have size 1 (or be absent).
+        - Output: the input's format with ``C`` of size ``OutputSize`` (added if missing), every
+          other dimension kept. For indices it is a broadcast view of a cached table (stride 0
+          along the other dimensions).
+        - dtype: the input's floating dtype (float32 for other inputs); computed in float32 or
+          wider and cast at the end.
+
+    Examples:
+        >>> layer = dlf.sinusoidalPositionEncodingLayer(64)
+        >>> Y = layer(dlf.dlarray(torch.randn(64, 8, 20), "CBT"))   # 64(C) × 8(B) × 20(T)
+    """
+
+    config_keys = ("OutputSize", "Positions", "PositionOffset", "Name")
+
+    OutputSize = Property(_even_positive, read_only=True, doc="Number of output channels (even).")
+    Positions = Property(
+        partial(_validate.choice, allowed=POSITIONS), read_only=True, doc="Where positions come from."
+    )
+    PositionOffset = Property(_validate.nonnegative_integer, doc="Added to the 0-based indices.")
+
+    def __init__(
+        self, OutputSize: int, *, Positions: str = "auto", PositionOffset: int = 0, Name: str = ""
+    ) -> None:
+        super().__init__(Name)
+        cls = type(self)
+        cls.OutputSize.initialize(self, OutputSize)
+        cls.Positions.initialize(self, Positions)
+        cls.PositionOffset.initialize(self, PositionOffset)
+
+    def forward(self, X: DLArray) -> DLArray:
+        mode = self._mode(X)
+        if mode == "data-values":
+            return self._encode_values(X)
+        plan, length = _position_plan_of(
+            X, "temporal" if mode == "temporal-indices" else "spatial", self._caller
+        )
+        data = X._data
+        dtype = data.dtype if data.is_floating_point() else torch.float32
+        end = self.PositionOffset + length
+        if torch.compiler.is_compiling():  # no cache inside a graph: the table is cheap to build
+            table = sinusoid(end, self.OutputSize).to(device=data.device, dtype=dtype).T
+        else:
+            table = _table(end, self.OutputSize, data.device, dtype)
+        return _broadcast(table[:, self.PositionOffset : end], plan, data.shape)
+
+    def _mode(self, X: Any) -> str:
+        if self.Positions != "auto" or not isinstance(X, DLArray):
+            return self.Positions
+        if "T" in X._fmt:
+            return "temporal-indices"
+        return "spatial-indices" if X._fmt.count("S") == 1 else "data-values"
+
+    def _encode_values(self, X: Any) -> DLArray:
+        if not isinstance(X, DLArray) or not X._fmt:
+            got = "an unformatted dlarray" if isinstance(X, DLArray) else f"a {type(X).__name__}"
+            raise DLFormatError(f"{self._caller()} needs a formatted dlarray input; got {got}")
+        data = X._data
+        if "C" in X._fmt and data.shape[X._fmt.index("C")] != 1:
+            raise DLFormatError(
+                f'{self._caller()}: Positions "data-values" reads one position per element, so the '
+                f'input\'s "C" must have size 1 (or be absent); it has size {data.shape[X._fmt.index("C")]}'
+            )
+        output, drop, place = _values_plan(X._fmt)
+        values = einops.rearrange(data, drop) if "C" in X._fmt else data
+        encoded = sinusoid(values, self.OutputSize)
+        dtype = data.dtype if data.is_floating_point() else torch.float32
+        return DLArray._wrap(einops.rearrange(encoded, place).to(dtype), output)
+
+    def _display_groups(self) -> list[tuple[str, list[str]]]:
+        return [("", ["Name", "OutputSize", "Positions", "PositionOffset"])]
+
+
+sinusoidalPositionEncodingLayer = matlab_constructor(
+    SinusoidalPositionEncodingLayer, "sinusoidalPositionEncodingLayer"
+)
