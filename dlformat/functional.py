@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 import math
+from collections.abc import Callable
 from functools import lru_cache
 from typing import Any, NamedTuple
 
@@ -149,7 +149,8 @@ def _as_positions(positions: object) -> torch.Tensor:
         return torch.as_tensor(positions)
     except (TypeError, ValueError, RuntimeError):
         raise DLFormatError(
-            f"positions must be a count, a tensor or a sequence of numbers; got {_validate.describe(positions)}"
+            "positions must be a count, a tensor or a sequence of numbers; "
+            f"got {_validate.describe(positions)}"
         ) from None
 
 
