@@ -41,7 +41,8 @@ class AbsolutePE(nn.Module):
         channels = X._data.shape[X._fmt.index("C")]
         if channels != self.embedding_size:
             raise DLFormatError(
-                f"julia.AbsolutePE: channel dimension {channels} must match embedding_size {self.embedding_size}"
+                f"julia.AbsolutePE: channel dimension {channels} must match embedding_size "
+                f"{self.embedding_size}"
             )
         table = self.embeddings.to(dtype=X.dtype) if X.dtype != self.embeddings.dtype else self.embeddings
         return X + _embed(X, table, "temporal", 0, lambda: "julia.AbsolutePE")

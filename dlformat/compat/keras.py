@@ -64,7 +64,8 @@ class PositionalEmbedding(nn.Module):
                 else type(X).__name__
             )
             raise DLFormatError(
-                f'keras.PositionalEmbedding takes token ids as a "BT" dlarray, or "CBT" with C of size 1; got {got}'
+                'keras.PositionalEmbedding takes token ids as a "BT" dlarray, or "CBT" with C of size 1; '
+                f"got {got}"
             )
         if ids.is_floating_point() and not torch.equal(ids, ids.round()):
             raise DLFormatError("keras.PositionalEmbedding: token ids must be whole numbers")
@@ -76,7 +77,8 @@ class PositionalEmbedding(nn.Module):
             )
         if ids.shape[1] > self.sequence_length:
             raise DLFormatError(
-                f"keras.PositionalEmbedding: {ids.shape[1]} positions exceed sequence_length {self.sequence_length}"
+                f"keras.PositionalEmbedding: {ids.shape[1]} positions exceed sequence_length "
+                f"{self.sequence_length}"
             )
         return ids
 

@@ -40,6 +40,11 @@ def _vector_plan(fmt: str) -> tuple[str, str]:
 _plan = constant_under_compile(_vector_plan)
 
 
+def _vector_sizes(X: DLArray) -> tuple[int, ...]:
+    """The sizes of every dimension but B and T: the embedding vector's shape."""
+    return tuple(size for size, label in zip(X._data.shape, X._fmt, strict=True) if label not in "BT")
+
+
 class PositionalEmbedding(LazyModuleMixin, nn.Module):
     """NeoML's positional embedding: a vector per position, added (and optionally multiplied).
 
@@ -81,9 +86,8 @@ class PositionalEmbedding(LazyModuleMixin, nn.Module):
         self._check_input(X)
         if self.type == "transformers":
             return
-        fmt, shape = X._fmt, X._data.shape
-        self.vector_format = _plan(fmt)[0]
-        sizes = tuple(shape[i] for i, label in enumerate(fmt) if label not in "BT") + (self.max_positions,)
+        self.vector_format = _plan(X._fmt)[0]
+        sizes = (*_vector_sizes(X), self.max_positions)
         with torch.no_grad():
             self.addends.materialize(sizes, device=X.device, dtype=X.dtype)
             values = torch.empty(sizes, dtype=torch.float32).uniform_(-0.02, 0.02, generator=self.generator)
@@ -99,7 +103,8 @@ class PositionalEmbedding(LazyModuleMixin, nn.Module):
         length = X._data.shape[X._fmt.index("T")]
         if length > self.max_positions:
             raise DLFormatError(
-                f'neoml.PositionalEmbedding: {length} positions along "T" exceed max_positions {self.max_positions}'
+                f'neoml.PositionalEmbedding: {length} positions along "T" exceed max_positions '
+                f"{self.max_positions}"
             )
 
     def forward(self, X: DLArray) -> DLArray:
@@ -115,7 +120,7 @@ class PositionalEmbedding(LazyModuleMixin, nn.Module):
             return X + _embed(X, table, "temporal", 0, lambda: "neoml.PositionalEmbedding")
         vector, pattern = _plan(X._fmt)
         expected = tuple(self.addends.shape[:-1])
-        got = tuple(X._data.shape[i] for i, label in enumerate(X._fmt) if label not in "BT")
+        got = _vector_sizes(X)
         if vector != self.vector_format or got != expected:
             raise DLFormatError(
                 f'neoml.PositionalEmbedding was sized for vectors of format "{self.vector_format}" and sizes '
