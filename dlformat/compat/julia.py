@@ -29,6 +29,11 @@ class AbsolutePE(nn.Module):
     def __init__(self, embedding_size: int, max_length: int, base: float = 10000) -> None:
         super().__init__()
         self.embedding_size = _validate.positive_integer("embedding_size", embedding_size)
+        if self.embedding_size % 2:
+            # PositionalEmbeddings.jl fills sin and cos from one frequency vector of ceil(size/2)
+            raise DLFormatError(
+                f"embedding_size must be even, as PositionalEmbeddings.jl needs; got {self.embedding_size}"
+            )
         self.max_length = _validate.positive_integer("max_length", max_length)
         self.base = _base(base)
         table = sinusoid(self.max_length, self.embedding_size, self.base).T

@@ -116,7 +116,9 @@ class PositionalEmbedding(LazyModuleMixin, nn.Module):
                     f'height = width = depth = 1): the input may have only "C", "B" and "T"; got "{X._fmt}"'
                 )
             channels = X._data.shape[X._fmt.index("C")]
-            table = sinusoid(self.max_positions, channels).T.to(device=X.device, dtype=X.dtype)
+            # NeoML computes its table in double precision and stores it as float
+            positions = torch.arange(self.max_positions, dtype=torch.float64)
+            table = sinusoid(positions, channels).T.to(device=X.device, dtype=X.dtype)
             return X + _embed(X, table, "temporal", 0, lambda: "neoml.PositionalEmbedding")
         vector, pattern = _plan(X._fmt)
         expected = tuple(self.addends.shape[:-1])
