@@ -46,6 +46,23 @@ def build_parser() -> argparse.ArgumentParser:
     )
     inspect.add_argument("file", help="a .mat file")
     inspect.set_defaults(run=_inspect)
+    plot = commands.add_parser(
+        "plot",
+        help="draw a position table as a heat map (needs matplotlib)",
+        description=(
+            "Draw a position table as a PNG heat map, channels up, positions across: one of dlformat's "
+            "encodings (sinusoid, timing-signal) or a 2-D variable of a .mat file (--var)."
+        ),
+    )
+    plot.add_argument("source", help='"sinusoid", "timing-signal" (tensor2tensor), or a .mat file')
+    plot.add_argument("-o", "--output", required=True, help="the PNG file to write")
+    plot.add_argument("--dim", type=int, default=128, help="channels (default 128)")
+    plot.add_argument("--positions", type=int, default=100, help="positions (default 100)")
+    plot.add_argument("--layout", default="interleaved", help='sinusoid: "interleaved" or "halves"')
+    plot.add_argument("--base", type=float, default=10000.0, help="sinusoid: wavelength base (default 10000)")
+    plot.add_argument("--var", help="the variable of a .mat file, e.g. posemb.Weights or Value{1}")
+    plot.add_argument("--title", help="the plot's title")
+    plot.set_defaults(run=_plot)
     return parser
 
 
@@ -108,6 +125,29 @@ def _inspect(args: argparse.Namespace) -> int:
             ],
         )
         print(f"learnables: {len(learnables)} rows")
+    return 0
+
+
+def _plot(args: argparse.Namespace) -> int:
+    from . import _plot as plotting
+
+    try:
+        if args.source in ("sinusoid", "timing-signal"):
+            table = plotting.generated_table(args.source, args.dim, args.positions, args.layout, args.base)
+            title = (
+                args.title
+                or f"{args.source} ({args.layout if args.source == 'sinusoid' else 'tensor2tensor'})"
+            )
+        else:
+            if not args.var:
+                raise DLFormatError("plotting a .mat file needs --var NAME (see dlformat inspect FILE)")
+            table = plotting.variable_table(args.source, args.var)
+            title = args.title or args.var
+        plotting.heat_map(table, args.output, title)
+    except DLFormatError as error:
+        print(f"dlformat plot: {error}", file=sys.stderr)
+        return 1
+    print(f"wrote {args.output} ({table.shape[0]} channels × {table.shape[1]} positions)")
     return 0
 
 

@@ -123,3 +123,88 @@ def test_unreadable_input_exits_1_with_a_one_line_reason(tmp_path, capsys, comma
     assert captured.out == ""
     assert re.match(f"dlformat {command}: {reason}", captured.err)
     assert len(captured.err.strip().splitlines()) == 1 and "Traceback" not in captured.err
+
+
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.mark.parametrize(
+    ("arguments", "channels", "positions"),
+    [
+        (["sinusoid", "--dim", "16", "--positions", "20"], 16, 20),
+        (["sinusoid", "--layout", "halves", "--dim", "8", "--positions", "5"], 8, 5),
+        (["timing-signal", "--dim", "7", "--positions", "9"], 7, 9),
+    ],
+)
+def test_plot_draws_generated_tables(tmp_path, capsys, arguments, channels, positions):
+    output = tmp_path / "table.png"
+    assert main(["plot", *arguments, "-o", str(output)]) == 0
+    assert output.read_bytes().startswith(PNG_MAGIC)
+    assert capsys.readouterr().out.strip() == f"wrote {output} ({channels} channels × {positions} positions)"
+
+
+def test_plot_tables_are_the_encodings():
+    import numpy as np
+
+    from dlformat._plot import generated_table
+
+    from .test_functional import tensor2tensor, vaswani
+
+    np.testing.assert_allclose(
+        generated_table("sinusoid", 6, 10, "halves", 10000.0),
+        vaswani(np.arange(10.0), 6, layout="halves").T,
+        atol=2e-6,
+    )
+    np.testing.assert_allclose(
+        generated_table("timing-signal", 5, 10, "interleaved", 10000.0), tensor2tensor(10, 5)[0].T, atol=2e-6
+    )
+
+
+def test_plot_draws_a_mat_variable_by_its_inspect_path(tmp_path, capsys):
+    import numpy as np
+
+    from dlformat._plot import variable_table
+    from dlformat.io import savemat
+
+    weights = np.arange(12.0).reshape(3, 4)
+    cells = np.empty((1, 2), dtype=object)
+    cells[0, 0], cells[0, 1] = "x", weights * 2
+    savemat(tmp_path / "w.mat", {"s": {"posemb": {"Weights": weights}}, "c": cells})
+    assert (
+        main(["plot", str(tmp_path / "w.mat"), "--var", "s.posemb.Weights", "-o", str(tmp_path / "w.png")])
+        == 0
+    )
+    assert (tmp_path / "w.png").read_bytes().startswith(PNG_MAGIC)
+    np.testing.assert_array_equal(variable_table(tmp_path / "w.mat", "c{2}"), weights * 2)
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        (["sinusoid", "--dim", "0"], r"dim must be a positive integer; got 0"),
+        (["sinusoid", "--layout", "blocks"], r'layout must be one of "interleaved", "halves"'),
+        (["{mat}"], r"plotting a .mat file needs --var NAME"),
+        (["{mat}", "--var", "s.missing"], r"has nothing at 's.missing'"),
+        (["{mat}", "--var", "s"], r"s must be a 2-D real numeric array to plot; got dict"),
+        (["{mat}", "--var", "s.w[1]"], r"cannot follow '\[1\]' in --var"),
+    ],
+)
+def test_plot_exits_1_with_a_reason(tmp_path, capsys, arguments, message):
+    import numpy as np
+
+    from dlformat.io import savemat
+
+    savemat(tmp_path / "w.mat", {"s": {"w": np.ones((2, 2))}})
+    arguments = [a.replace("{mat}", str(tmp_path / "w.mat")) for a in arguments]
+    assert main(["plot", *arguments, "-o", str(tmp_path / "x.png")]) == 1
+    captured = capsys.readouterr()
+    assert re.match(f"dlformat plot: .*{message}", captured.err) and "Traceback" not in captured.err
+    assert not (tmp_path / "x.png").exists()
+
+
+def test_plot_without_matplotlib_names_the_extra(tmp_path, capsys, monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    assert main(["plot", "sinusoid", "-o", str(tmp_path / "x.png")]) == 1
+    assert 'needs matplotlib; install it with pip install "dlformat[plot]"' in capsys.readouterr().err

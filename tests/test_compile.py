@@ -94,3 +94,15 @@ def test_changing_position_offset_is_seen_by_a_compiled_model():
     for offset in (0, 3, 7):
         layer.PositionOffset = offset
         torch.testing.assert_close(compiled(X)[:, 0, 0], layer.Weights[:, offset].detach(), rtol=0, atol=0)
+
+
+def test_sinusoidal_and_rotary_layers_compile_without_graph_breaks():
+    encode = dlf.sinusoidalPositionEncodingLayer(8)
+    rotate = dlf.RotaryEmbedding(8, 32)
+
+    def step(X: dlf.DLArray) -> torch.Tensor:
+        return dlf.stripdims(rotate(X + encode(X)))
+
+    compiled = torch.compile(step, fullgraph=True, backend="eager")
+    X = dlf.dlarray(torch.randn(8, 2, 6), "CBT")
+    torch.testing.assert_close(compiled(X), step(X), rtol=0, atol=0)
