@@ -67,11 +67,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _check(args: argparse.Namespace) -> int:
-    try:
-        rows = load_format_table(args.fixture)
-    except DLFormatError as error:
-        print(f"dlformat check: {error}", file=sys.stderr)
-        return 1
+    rows = load_format_table(args.fixture)
     seed = secrets.randbits(32) if args.seed is None else args.seed
     rng = np.random.default_rng(seed)
     results = [check_row(row, rng) for row in rows]
@@ -152,8 +148,13 @@ def _plot(args: argparse.Namespace) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run a command; a DLFormatError becomes a one-line message and exit status 1."""
     args = build_parser().parse_args(argv)
-    return int(args.run(args))
+    try:
+        return int(args.run(args))
+    except DLFormatError as error:
+        print(f"dlformat {args.command}: {error}", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":
