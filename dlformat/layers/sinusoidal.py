@@ -67,7 +67,7 @@ class SinusoidalPositionEncodingLayer(Layer):
         - Input: a formatted dlarray. For data values, its ``C`` must have size 1 (or be absent).
         - Output: the input's format with ``C`` of size ``OutputSize`` (added if missing), every
           other dimension kept. For indices it is a broadcast view of a cached table (stride 0
-          along the other dimensions).
+          along the other dimensions): add it to something, never write into it in place.
         - dtype: the input's floating dtype (float32 for other inputs); computed in float32 or
           wider and cast at the end.
 
