@@ -67,15 +67,31 @@ def _position_plan(fmt: str, position_dimension: str) -> _PositionPlan:
 _plan = constant_under_compile(_position_plan)
 
 
-def _position_plan_of(
-    X: Any, position_dimension: str, caller: Callable[[], str]
-) -> tuple[_PositionPlan, int]:
-    """The plan for a formatted input and the length of its position dimension."""
+def _require_formatted(X: Any, caller: Callable[[], str]) -> DLArray:
+    """``X`` itself, checked to be a formatted dlarray; ``caller()`` names who needs it."""
     if not isinstance(X, DLArray) or not X._fmt:
         got = "an unformatted dlarray" if isinstance(X, DLArray) else f"a {type(X).__name__}"
         raise DLFormatError(
             f'{caller()} needs a formatted dlarray input, such as dlarray(x, "CBT"); got {got}'
         )
+    return X
+
+
+def _require_dimensions(X: Any, labels: str, caller: Callable[[], str]) -> DLArray:
+    """``X`` itself, checked to be a dlarray with every label of ``labels``."""
+    if not isinstance(X, DLArray) or any(label not in X._fmt for label in labels):
+        got = f'format "{X._fmt}"' if isinstance(X, DLArray) else f"a {type(X).__name__}"
+        wanted = " and ".join(f'"{label}"' for label in labels)
+        noun = f"a {wanted} dimension" if len(labels) == 1 else f"{wanted} dimensions"
+        raise DLFormatError(f"{caller()} needs a dlarray with {noun}; got {got}")
+    return X
+
+
+def _position_plan_of(
+    X: Any, position_dimension: str, caller: Callable[[], str]
+) -> tuple[_PositionPlan, int]:
+    """The plan for a formatted input and the length of its position dimension."""
+    X = _require_formatted(X, caller)
     try:
         plan = _plan(X._fmt, position_dimension)
     except DLFormatError as error:
@@ -123,7 +139,7 @@ def position_embedding(
     Returns:
         A dlarray of ``X``'s format with ``C`` added if missing (size ``OutputSize``).
         It is a broadcast view of ``weights`` (stride 0 along every other dimension):
-        adding it to another dlarray costs one pass, and writing into it is an error.
+        adding it to another dlarray costs one pass; never write into it in place.
     """
     position_dimension = _validate.choice("position_dimension", position_dimension, POSITION_DIMENSIONS)
     offset = _validate.nonnegative_integer("offset", offset)

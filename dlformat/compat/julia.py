@@ -11,7 +11,7 @@ from torch import nn
 from .. import _validate
 from .._dlarray import DLArray
 from .._errors import DLFormatError
-from ..functional import _base, _embed, sinusoid
+from ..functional import _base, _embed, _require_dimensions, sinusoid
 from ..layers.rotary import RotaryEmbedding
 
 __all__ = ["AbsolutePE", "RoPE"]
@@ -40,9 +40,7 @@ class AbsolutePE(nn.Module):
         self.register_buffer("embeddings", table.contiguous(), persistent=False)
 
     def forward(self, X: DLArray) -> DLArray:
-        if not isinstance(X, DLArray) or "C" not in X._fmt or "T" not in X._fmt:
-            got = f'format "{X._fmt}"' if isinstance(X, DLArray) else f"a {type(X).__name__}"
-            raise DLFormatError(f'julia.AbsolutePE needs a dlarray with "C" and "T" dimensions; got {got}')
+        X = _require_dimensions(X, "CT", lambda: "julia.AbsolutePE")
         channels = X._data.shape[X._fmt.index("C")]
         if channels != self.embedding_size:
             raise DLFormatError(

@@ -21,7 +21,7 @@ from .. import _format, _validate
 from .._dlarray import DLArray
 from .._errors import DLFormatError
 from .._tracing import constant_under_compile
-from ..functional import _embed, sinusoid
+from ..functional import _embed, _require_dimensions, sinusoid
 
 __all__ = ["PositionalEmbedding"]
 
@@ -63,8 +63,6 @@ class PositionalEmbedding(LazyModuleMixin, nn.Module):
         multipliers: A, same shape (``"learnable-mult-addition"`` only).
     """
 
-    cls_to_become = None
-
     def __init__(
         self,
         type: str = "learnable-addition",
@@ -97,9 +95,7 @@ class PositionalEmbedding(LazyModuleMixin, nn.Module):
                 self.multipliers.fill_(1.0)
 
     def _check_input(self, X: Any) -> None:
-        if not isinstance(X, DLArray) or "T" not in X._fmt:
-            got = f'format "{X._fmt}"' if isinstance(X, DLArray) else f"a {type(X).__name__}"
-            raise DLFormatError(f'neoml.PositionalEmbedding needs a dlarray with a "T" dimension; got {got}')
+        X = _require_dimensions(X, "T", lambda: "neoml.PositionalEmbedding")
         length = X._data.shape[X._fmt.index("T")]
         if length > self.max_positions:
             raise DLFormatError(

@@ -12,7 +12,7 @@ from .. import _validate
 from .._dlarray import DLArray, dlarray, stripdims
 from .._errors import DLFormatError
 from .._tracing import constant_under_compile
-from ..functional import ROTARY_PAIRINGS, _base, rotary
+from ..functional import ROTARY_PAIRINGS, _base, _require_dimensions, rotary
 
 __all__ = ["RotaryEmbedding"]
 
@@ -69,9 +69,7 @@ class RotaryEmbedding(nn.Module):
         self.position_offset = _validate.nonnegative_integer("position_offset", position_offset)
 
     def forward(self, X: DLArray) -> DLArray:
-        if not isinstance(X, DLArray) or "C" not in X._fmt or "T" not in X._fmt:
-            got = f'format "{X._fmt}"' if isinstance(X, DLArray) else f"a {type(X).__name__}"
-            raise DLFormatError(f'RotaryEmbedding needs a dlarray with "C" and "T" dimensions; got {got}')
+        X = _require_dimensions(X, "CT", lambda: "RotaryEmbedding")
         shape = X._data.shape
         channels, length = shape[X._fmt.index("C")], shape[X._fmt.index("T")]
         if channels != self.head_size:

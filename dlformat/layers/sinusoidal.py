@@ -12,7 +12,7 @@ from .. import _format, _validate
 from .._dlarray import DLArray
 from .._errors import DLFormatError
 from .._tracing import constant_under_compile
-from ..functional import _broadcast, _position_plan_of, sinusoid
+from ..functional import _broadcast, _position_plan_of, _require_formatted, sinusoid
 from ._base import Layer, Property, matlab_constructor
 
 __all__ = ["SinusoidalPositionEncodingLayer", "sinusoidalPositionEncodingLayer"]
@@ -117,10 +117,7 @@ class SinusoidalPositionEncodingLayer(Layer):
         return "spatial-indices" if X._fmt.count("S") == 1 else "data-values"
 
     def _encode_values(self, X: Any) -> DLArray:
-        if not isinstance(X, DLArray) or not X._fmt:
-            got = "an unformatted dlarray" if isinstance(X, DLArray) else f"a {type(X).__name__}"
-            raise DLFormatError(f"{self._caller()} needs a formatted dlarray input; got {got}")
-        data = X._data
+        data = _require_formatted(X, self._caller)._data
         if "C" in X._fmt and data.shape[X._fmt.index("C")] != 1:
             raise DLFormatError(
                 f'{self._caller()}: Positions "data-values" reads one position per element, so the '
