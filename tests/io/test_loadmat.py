@@ -148,8 +148,21 @@ def test_matlab_objects_are_named_with_their_class(corpus, name, variable, class
         loadmat(corpus / name)
 
 
-def test_plain_variables_beside_objects_still_load_by_name(corpus):
-    assert loadmat(corpus / "matio_test_user_defined_v7.mat", variable_names=[]) == {}
+def test_plain_variables_beside_objects_still_load_by_name(corpus, tmp_path):
+    import io
+
+    import scipy.io
+
+    plain = io.BytesIO()
+    scipy.io.savemat(plain, {"w": np.arange(6.0).reshape(2, 3)})
+    # a MATLAB file with two string objects, and a plain variable appended after them
+    mixed = tmp_path / "mixed.mat"
+    mixed.write_bytes((corpus / "testmatlabstring_7_WIN64.mat").read_bytes() + plain.getvalue()[128:])
+    loaded = loadmat(mixed, variable_names=["w"])
+    assert list(loaded) == ["w"]
+    assert_exactly(loaded["w"], np.arange(6.0).reshape(2, 3))
+    with pytest.raises(DLFormatError, match=r"variable 'matstring1' is a MATLAB object of class 'string'"):
+        loadmat(mixed)
 
 
 @pytest.mark.parametrize(
