@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 import numbers
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 import numpy as np
 import torch
@@ -28,6 +28,11 @@ def describe(value: object) -> str:
     if len(text) > 60:
         text = text[:57] + "..."
     return f"{text} ({type(value).__name__})"
+
+
+def matlab_size(shape: Iterable[int]) -> str:
+    """A size as MATLAB writes it: ``3×4``."""
+    return "×".join(str(size) for size in shape)
 
 
 def _real_scalar(value: object) -> float | int | None:

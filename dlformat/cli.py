@@ -11,6 +11,7 @@ import numpy as np
 
 from ._errors import DLFormatError
 from ._format_table import check_row, load_format_table
+from ._validate import matlab_size
 from ._version import __version__
 
 
@@ -89,10 +90,6 @@ def _table(header: tuple[str, ...], rows: list[tuple[str, ...]]) -> None:
         print("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip())
 
 
-def _size(shape: tuple[int, ...]) -> str:
-    return "×".join(str(size) for size in shape)
-
-
 def _inspect(args: argparse.Namespace) -> int:
     from .io import _learnables, loadmat, whos
 
@@ -108,7 +105,7 @@ def _inspect(args: argparse.Namespace) -> int:
     except DLFormatError as error:
         print(f"dlformat inspect: {error}", file=sys.stderr)
         return 1
-    rows = [(e.path, e.matlab_class, _size(e.shape), e.dtype, str(e.nbytes)) for e in entries]
+    rows = [(e.path, e.matlab_class, matlab_size(e.shape), e.dtype, str(e.nbytes)) for e in entries]
     _table(("variable", "class", "size", "dtype", "bytes"), rows)
     print(f"{len(entries)} entries, {sum(e.nbytes for e in entries)} bytes of data")
     if learnables:
@@ -116,7 +113,7 @@ def _inspect(args: argparse.Namespace) -> int:
         _table(
             ("layer", "parameter", "size", "dtype"),
             [
-                (layer, parameter, _size(value.shape), str(value.dtype))
+                (layer, parameter, matlab_size(value.shape), str(value.dtype))
                 for layer, parameter, value in learnables
             ],
         )

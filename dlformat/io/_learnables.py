@@ -17,6 +17,7 @@ import torch
 from torch import nn
 
 from .._errors import DLFormatError
+from .._validate import matlab_size
 from ..layers import Layer
 
 COLUMNS = ("Layer", "Parameter", "Value")
@@ -43,10 +44,6 @@ def _named_layers(module: nn.Module) -> dict[str, Layer]:
             raise DLFormatError(f"two layers are named {layer.Name!r}; layer names must be unique")
         layers[layer.Name] = layer
     return layers
-
-
-def _size(shape: tuple[int, ...]) -> str:
-    return "×".join(str(size) for size in shape)
 
 
 def save_learnables(module: nn.Module, path: str | os.PathLike[str], version: str = "7") -> None:
@@ -114,7 +111,7 @@ def load_learnables(module: nn.Module, path: str | os.PathLike[str], strict: boo
         if tuple(value.shape) != tuple(target.shape):
             raise DLFormatError(
                 f"{path} row {number}: layer {name!r} parameter {parameter!r} is "
-                f"{_size(value.shape)} in the file but {_size(tuple(target.shape))} in the network"
+                f"{matlab_size(value.shape)} in the file but {matlab_size(target.shape)} in the network"
             )
         assignments.append((target, value))
     if state is not None:

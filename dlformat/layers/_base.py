@@ -131,7 +131,8 @@ class Layer(nn.Module):
         expected = self._learnable_shape(name)
         if tuple(tensor.shape) != expected:
             raise DLFormatError(
-                f"{label} must have shape {_matlab_size(expected)}; got {_matlab_size(tuple(tensor.shape))}"
+                f"{label} must have shape {_validate.matlab_size(expected)}; "
+                f"got {_validate.matlab_size(tensor.shape)}"
             )
         return nn.Parameter(tensor.to(device) if device is not None else tensor)
 
@@ -177,7 +178,7 @@ class Layer(nn.Module):
         value = getattr(self, name)
         if isinstance(value, torch.Tensor):
             dtype = str(value.dtype).removeprefix("torch.")
-            return f"[{_matlab_size(tuple(value.shape))} {dtype}]"
+            return f"[{_validate.matlab_size(tuple(value.shape))} {dtype}]"
         if isinstance(value, str):
             return f"'{value}'"
         if callable(value):
@@ -198,10 +199,6 @@ class Layer(nn.Module):
 
     def extra_repr(self) -> str:
         return ", ".join(f"{key}={getattr(self, key)!r}" for key in self.config_keys)
-
-
-def _matlab_size(shape: tuple[int, ...]) -> str:
-    return "×".join(str(size) for size in shape)
 
 
 def matlab_constructor(cls: type[Layer], name: str) -> Callable[..., Layer]:

@@ -106,7 +106,7 @@ def _call_user_initializer(function: Callable[..., object], shape: tuple[int, in
             f"the weights initializer {name} must return real numbers; got dtype {values.dtype}"
         )
     if tuple(values.shape) != tuple(shape):
-        got = "×".join(str(size) for size in values.shape) or "a scalar"
+        got = _validate.matlab_size(values.shape) or "a scalar"
         raise DLFormatError(
             f"the weights initializer {name} must return an array of size {shape[0]}×{shape[1]} "
             f"(it is called with sz = {shape}); got {got}"
