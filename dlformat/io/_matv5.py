@@ -13,7 +13,7 @@ import scipy.sparse
 from scipy.io.matlab import MatlabFunction, MatlabObject, MatlabOpaque, mat_struct
 
 from .._errors import DLFormatError
-from ._values import StructArray, object_error
+from ._values import StructArray, linear_index, object_error
 
 _OPTIONS = {"mat_dtype": True, "squeeze_me": False, "struct_as_record": False, "chars_as_strings": True}
 
@@ -53,8 +53,8 @@ def _convert(value: Any, path: str, raw: Any) -> Any:
             ]
         cells = np.empty(value.shape, dtype=object)
         for index in np.ndindex(value.shape):
-            linear = int(np.ravel_multi_index(index, value.shape, order="F")) + 1
-            cells[index] = _convert(value[index], f"{path}{{{linear}}}", None if raw is None else raw[index])
+            cell_path = f"{path}{{{linear_index(index, value.shape)}}}"
+            cells[index] = _convert(value[index], cell_path, None if raw is None else raw[index])
         return cells
     if value.dtype.kind == "U":
         if value.ndim == 1 and value.shape[0] <= 1:

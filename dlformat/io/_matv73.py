@@ -17,7 +17,7 @@ import scipy.sparse
 
 from .._errors import DLFormatError
 from ._scan import MAX_DEFLATE_RATIO, MAX_DEPTH
-from ._values import CLASS_OF_DTYPE, NUMERIC_CLASSES, StructArray, check_wanted, object_error
+from ._values import CLASS_OF_DTYPE, NUMERIC_CLASSES, StructArray, check_wanted, linear_index, object_error
 
 INSTALL = 'pip install "dlformat[hdf5]"'
 _PLAIN_CLASSES = set(NUMERIC_CLASSES) | {"logical", "char", "cell", "struct"}
@@ -147,8 +147,9 @@ class _Reader:
         references = self.read(dataset, path)
         cells = np.empty(references.shape, dtype=object)
         for index in np.ndindex(references.shape):
-            linear = int(np.ravel_multi_index(index, references.shape, order="F")) + 1
-            cells[index] = self.dereference(references[index], f"{path}{{{linear}}}", depth)
+            cells[index] = self.dereference(
+                references[index], f"{path}{{{linear_index(index, cells.shape)}}}", depth
+            )
         return cells
 
     def dereference(self, reference: Any, path: str, depth: int) -> Any:

@@ -131,7 +131,7 @@ def _array(array: np.ndarray, path: str) -> Any:
         cells = np.empty(array.shape if array.ndim >= 2 else (1, array.size), dtype=object)
         flat = array.reshape(cells.shape)
         for index in np.ndindex(cells.shape):
-            cells[index] = _value(flat[index], f"{path}{{{_linear(index, cells.shape)}}}")
+            cells[index] = _value(flat[index], f"{path}{{{linear_index(index, cells.shape)}}}")
         return cells
     if array.dtype.kind == "U":
         return array if array.ndim else str(array)
@@ -149,7 +149,7 @@ def _array(array: np.ndarray, path: str) -> Any:
     return array
 
 
-def _linear(index: tuple[int, ...], shape: tuple[int, ...]) -> int:
+def linear_index(index: tuple[int, ...], shape: tuple[int, ...]) -> int:
     """MATLAB's 1-based linear (column-major) index."""
     return int(np.ravel_multi_index(index, shape, order="F")) + 1
 
@@ -200,7 +200,7 @@ def entries(path: str, value: Any) -> Iterator[Entry]:
         if not value.size:
             yield Entry(path, "cell", value.shape, "", 0)
         for index in np.ndindex(value.shape):
-            yield from entries(f"{path}{{{_linear(index, value.shape)}}}", value[index])
+            yield from entries(f"{path}{{{linear_index(index, value.shape)}}}", value[index])
     elif isinstance(value, np.ndarray) and value.dtype.kind == "U":
         yield Entry(path, "char", (value.size, value.dtype.itemsize // 4), "str", value.nbytes)
     elif isinstance(value, np.ndarray):
