@@ -361,10 +361,7 @@ class _Writer:
         elif value.dtype == bool:
             self.dataset(parent, name, value.astype(np.uint8), "logical", decode=1)
         elif value.dtype.kind == "c":
-            part = np.float32 if value.dtype == np.complex64 else np.float64
-            compound = np.empty(value.shape, dtype=[("real", part), ("imag", part)])
-            compound["real"], compound["imag"] = value.real, value.imag
-            self.dataset(parent, name, compound, matlab_class)
+            self.dataset(parent, name, _compound(value), matlab_class)
         else:
             self.dataset(parent, name, value, matlab_class)
 
@@ -380,10 +377,16 @@ class _Writer:
             group.create_dataset("ir", data=matrix.indices.astype(np.uint64))
             data = matrix.data.astype(np.uint8) if logical else matrix.data
             if data.dtype.kind == "c":
-                compound = np.empty(data.shape, dtype=[("real", np.float64), ("imag", np.float64)])
-                compound["real"], compound["imag"] = data.real, data.imag
-                data = compound
+                data = _compound(data)
             group.create_dataset("data", data=data)
+
+
+def _compound(values: np.ndarray) -> np.ndarray:
+    """Complex values as MATLAB stores them in HDF5: a (real, imag) compound of the same precision."""
+    part = np.float32 if values.dtype == np.complex64 else np.float64
+    compound = np.empty(values.shape, dtype=[("real", part), ("imag", part)])
+    compound["real"], compound["imag"] = values.real, values.imag
+    return compound
 
 
 def _ref_name(count: int) -> str:
