@@ -214,6 +214,20 @@ class DLArray:
     def __rtruediv__(self, other: object) -> DLArray:
         return _elementwise(operator.truediv, other, self)
 
+    # In place: the data is written, so it needs the result's format and shape (no autograd on leaves
+    # that require grad, as in torch). ``X += layer(X)`` is the inference path with no new allocation.
+    def __iadd__(self, other: object) -> DLArray:
+        return _in_place(torch.Tensor.add_, self, other)
+
+    def __isub__(self, other: object) -> DLArray:
+        return _in_place(torch.Tensor.sub_, self, other)
+
+    def __imul__(self, other: object) -> DLArray:
+        return _in_place(torch.Tensor.mul_, self, other)
+
+    def __itruediv__(self, other: object) -> DLArray:
+        return _in_place(torch.Tensor.div_, self, other)
+
     def __neg__(self) -> DLArray:
         return self._map(operator.neg)
 
@@ -236,17 +250,13 @@ def _formatted(value: object) -> DLArray | None:
 def _elementwise(op: Callable[[Any, Any], torch.Tensor], left: object, right: object) -> DLArray:
     left_formatted, right_formatted = _formatted(left), _formatted(right)
     if left_formatted is not None and right_formatted is not None:
-        out_fmt, left_pattern, right_pattern, sources = _broadcast_plan(
-            left_formatted._fmt, right_formatted._fmt
-        )
-        _check_sizes(out_fmt, left_formatted, right_formatted, sources)
-        a = left_formatted._data
-        b = right_formatted._data
-        if left_pattern is not None:
-            a = einops.rearrange(a, left_pattern)
-        if right_pattern is not None:
-            b = einops.rearrange(b, right_pattern)
-        return DLArray._wrap(op(a, b), out_fmt)
+        out_fmt, a, b, sources = _aligned(left_formatted, right_formatted)
+        try:
+            return DLArray._wrap(op(a, b), out_fmt)
+        except RuntimeError:
+            # aligned by label, torch's broadcast rule is MATLAB's: only a failure needs naming
+            _check_sizes(out_fmt, left_formatted, right_formatted, sources)
+            raise
     a, b = _operand(left), _operand(right)
     if left_formatted is not None:
         _check_plain_operand(left_formatted, b)
@@ -255,6 +265,49 @@ def _elementwise(op: Callable[[Any, Any], torch.Tensor], left: object, right: ob
         _check_plain_operand(right_formatted, a)
         return DLArray._wrap(op(a, b), right_formatted._fmt)
     return DLArray._wrap(op(a, b), "")
+
+
+def _aligned(
+    left: DLArray, right: DLArray
+) -> tuple[str, torch.Tensor, torch.Tensor, tuple[tuple[int | None, int | None], ...]]:
+    """Both operands' data with singletons where the other has a label they lack."""
+    out_fmt, left_pattern, right_pattern, sources = _broadcast_plan(left._fmt, right._fmt)
+    a = left._data if left_pattern is None else einops.rearrange(left._data, left_pattern)
+    b = right._data if right_pattern is None else einops.rearrange(right._data, right_pattern)
+    return out_fmt, a, b, sources
+
+
+def _in_place(op: Callable[[torch.Tensor, Any], torch.Tensor], target: DLArray, other: object) -> DLArray:
+    """``target op= other`` writing into ``target``'s data, whose format and shape must hold the result."""
+    other_formatted = _formatted(other)
+    if other_formatted is None:
+        if target._fmt:
+            _check_plain_operand(target, _operand(other))
+        op(target._data, _operand(other))
+        return target
+    if not target._fmt:
+        raise DLFormatError(
+            f'an in-place operation on an unformatted dlarray cannot take a "{other_formatted._fmt}" '
+            "dlarray; label the target first or use the out-of-place operator"
+        )
+    out_fmt, a, b, sources = _aligned(target, other_formatted)
+    if out_fmt != target._fmt:
+        raise DLFormatError(
+            f'cannot update a "{target._fmt}" dlarray in place with a "{other_formatted._fmt}" one: the '
+            f'result would have format "{out_fmt}"; in place, the other operand may only use the '
+            "target's labels (use the out-of-place operator instead)"
+        )
+    try:
+        op(a, b)
+    except RuntimeError:
+        _check_sizes(out_fmt, target, other_formatted, sources)
+        if torch.broadcast_shapes(a.shape, b.shape) != a.shape:
+            raise DLFormatError(
+                f'cannot update a "{target._fmt}" dlarray of shape {tuple(a.shape)} in place with one of '
+                f"shape {tuple(other_formatted._data.shape)}: the result would be larger than the target"
+            ) from None
+        raise
+    return target
 
 
 def _operand(value: object) -> Any:

@@ -394,3 +394,71 @@ def test_pytree_sees_through_dlarray():
     torch.testing.assert_close(dlf.stripdims(doubled), dlf.stripdims(X) * 2)
     paths = pytree.tree_flatten_with_path(X)[0]
     assert paths[0][0] == (pytree.GetAttrKey("data"),)
+
+
+# -- in-place arithmetic ----------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("in_place", "reference"),
+    [
+        (operator.iadd, np.add),
+        (operator.isub, np.subtract),
+        (operator.imul, np.multiply),
+        (operator.itruediv, np.divide),
+    ],
+    ids=["+=", "-=", "*=", "/="],
+)
+@pytest.mark.parametrize(
+    ("other_fmt", "other_shape"),
+    [("CBT", (3, 4, 5)), ("TC", (5, 3)), ("B", (4,)), ("CBT", (3, 1, 5))],
+    ids=["same-format", "subset-reordered", "one-label", "singleton"],
+)
+def test_in_place_operators_write_into_the_target_aligned_by_label(
+    in_place, reference, other_fmt, other_shape
+):
+    target = torch.randn(3, 4, 5, dtype=torch.float64)
+    other = torch.rand(other_shape, dtype=torch.float64) + 0.5
+    X = dlf.dlarray(target.clone(), "CBT")
+    storage = X._data.data_ptr()
+    Y = dlf.dlarray(other, other_fmt)
+    aligned = {"CBT": lambda o: o, "TC": lambda o: o.T[:, None, :], "B": lambda o: o[None, :, None]}
+    expected = reference(target.numpy(), aligned[other_fmt](other.numpy()))
+    result = in_place(X, Y)
+    assert result is X and X._data.data_ptr() == storage and dlf.dims(X) == "CBT"
+    np.testing.assert_allclose(X._data.numpy(), expected, rtol=1e-15)
+
+
+@pytest.mark.parametrize("other", [2.0, torch.arange(5.0, dtype=torch.float64), np.arange(5.0)])
+def test_in_place_with_plain_operands_broadcasts_against_the_canonical_shape(other):
+    X = dlf.dlarray(torch.zeros(3, 4, 5, dtype=torch.float64), "CBT")
+    X += other
+    np.testing.assert_array_equal(X._data.numpy(), np.zeros((3, 4, 5)) + np.asarray(other))
+
+
+@pytest.mark.parametrize(
+    ("target", "other", "message"),
+    [
+        (
+            ("CT", (3, 5)),
+            ("CBT", (3, 4, 5)),
+            r'cannot update a "CT" dlarray in place with a "CBT" one: the result would have format "CBT"',
+        ),
+        (
+            ("CBT", (3, 1, 5)),
+            ("CBT", (3, 4, 5)),
+            r"shape \(3, 1, 5\) in place with one of shape \(3, 4, 5\): the result would be larger",
+        ),
+        (("CBT", (3, 4, 5)), ("CBT", (3, 6, 5)), r'dimension 1 \("B"\) has size 4 in one and 6 in the other'),
+        (
+            ("", (3, 4)),
+            ("CB", (3, 4)),
+            r'an in-place operation on an unformatted dlarray cannot take a "CB" dlarray',
+        ),
+        (("SSC", (2, 2, 3)), ("SC", (2, 3)), r'they have 2 and 1 "S" dimensions'),
+    ],
+)
+def test_in_place_operations_that_cannot_write_the_result_change_nothing(target, other, message):
+    data = torch.randn(target[1])
+    X = dlf.dlarray(data.clone(), target[0] or None)
+    with pytest.raises(DLFormatError, match=message):
+        X += dlf.dlarray(torch.randn(other[1]), other[0])
+    assert torch.equal(X._data, data)

@@ -107,7 +107,7 @@ class SinusoidalPositionEncodingLayer(Layer):
             table = sinusoid(end, self.OutputSize).to(device=data.device, dtype=dtype).T
         else:
             table = _table(end, self.OutputSize, data.device, dtype)
-        return _broadcast(table[:, self.PositionOffset : end], plan, data.shape)
+        return _broadcast(table, self.PositionOffset, plan, data.shape)
 
     def _mode(self, X: Any) -> str:
         if self.Positions != "auto" or not isinstance(X, DLArray):

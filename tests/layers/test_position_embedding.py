@@ -496,3 +496,36 @@ def test_class_and_function_build_the_same_layer():
     a = PositionEmbeddingLayer(3, 5, Name="x", PositionDimension="temporal")
     b = positionEmbeddingLayer(3, 5, Name="x", PositionDimension="temporal")
     assert a.get_config() == b.get_config() and type(a) is type(b)
+
+
+@pytest.mark.parametrize("offset", [0, 3])
+def test_non_contiguous_weights_are_read_through_their_strides(offset):
+    table = torch.randn(9, 4, dtype=torch.float64)  # weights given as a transposed view
+    X = dlf.dlarray(torch.randn(2, 6, 5), "SBT")
+    Y = dlf.functional.position_embedding(X, table.t(), offset=offset)
+    expected = reference_embedding(table.t().numpy(), "SBT", (2, 6, 5), "SCBT", "T", offset)
+    np.testing.assert_array_equal(dlf.stripdims(Y).numpy(), expected)
+
+
+@pytest.mark.parametrize(
+    ("shape", "fmt"), [((6, 10, 4), "BTC"), ((4, 6, 10), "CBT"), ((10, 4, 6), "TCB"), ((6, 4, 3, 10), "BCUT")]
+)
+def test_adding_the_embedding_keeps_the_inputs_memory_order(shape, fmt):
+    """Batch-first memory stays batch-first through X + layer(X): no hidden transposed copy."""
+    layer = positionEmbeddingLayer(4, 16)
+    X = dlf.dlarray(torch.randn(shape), fmt)
+    Y = X + layer(X)
+    assert Y._data.stride() == X._data.stride()
+    torch.testing.assert_close(dlf.stripdims(Y), dlf.stripdims(X) + dlf.stripdims(layer(X)), rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("fmt", ["CBT", "BTC"])
+def test_in_place_addition_writes_into_the_input(fmt):
+    layer = positionEmbeddingLayer(4, 16, WeightsInitializer="glorot")
+    X = dlf.dlarray(torch.randn(3, 7, 4) if fmt == "BTC" else torch.randn(4, 3, 7), fmt)
+    expected = dlf.stripdims(X).clone() + layer.Weights.detach()[:, None, :7]
+    storage = X._data.data_ptr()
+    with torch.no_grad():
+        X += layer(X)
+    assert X._data.data_ptr() == storage and dlf.dims(X) == "CBT"
+    torch.testing.assert_close(dlf.stripdims(X), expected, rtol=0, atol=0)
