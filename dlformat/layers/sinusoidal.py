@@ -12,7 +12,7 @@ from .. import _format, _validate
 from .._dlarray import DLArray
 from .._errors import DLFormatError
 from .._tracing import constant_under_compile
-from ..functional import _broadcast, _position_plan_of, _require_formatted, sinusoid
+from ..functional import _broadcast, _channels_fastest, _position_plan_of, _require_formatted, sinusoid
 from ._base import Layer, Property, matlab_constructor
 
 __all__ = ["SinusoidalPositionEncodingLayer", "sinusoidalPositionEncodingLayer"]
@@ -28,9 +28,15 @@ def _even_positive(name: str, value: object) -> int:
 
 
 @lru_cache(maxsize=32)
-def _table(end: int, dim: int, device: torch.device, dtype: torch.dtype) -> torch.Tensor:
-    """Encodings of positions 0 .. end-1 as a (dim, end) table, computed in float32 or wider."""
-    return sinusoid(end, dim).to(device=device, dtype=dtype).T
+def _table(
+    end: int, dim: int, device: torch.device, dtype: torch.dtype, channels_fastest: bool
+) -> torch.Tensor:
+    """Encodings of positions 0 .. end-1 as a (dim, end) table, computed in float32 or wider.
+
+    Stored with channels or positions fastest, to match the input's memory order.
+    """
+    table = sinusoid(end, dim).to(device=device, dtype=dtype).T
+    return table if channels_fastest else table.contiguous()
 
 
 @lru_cache(maxsize=256)
@@ -106,8 +112,8 @@ class SinusoidalPositionEncodingLayer(Layer):
         if torch.compiler.is_compiling():  # no cache inside a graph: the table is cheap to build
             table = sinusoid(end, self.OutputSize).to(device=data.device, dtype=dtype).T
         else:
-            table = _table(end, self.OutputSize, data.device, dtype)
-        return _broadcast(table, self.PositionOffset, plan, data.shape)
+            table = _table(end, self.OutputSize, data.device, dtype, _channels_fastest(plan, data))
+        return _broadcast(table, self.PositionOffset, plan, data)
 
     def _mode(self, X: Any) -> str:
         if self.Positions != "auto" or not isinstance(X, DLArray):

@@ -529,3 +529,21 @@ def test_in_place_addition_writes_into_the_input(fmt):
         X += layer(X)
     assert X._data.data_ptr() == storage and dlf.dims(X) == "CBT"
     torch.testing.assert_close(dlf.stripdims(X), expected, rtol=0, atol=0)
+
+
+@pytest.mark.parametrize(
+    "make",
+    [lambda: positionEmbeddingLayer(4, 16), lambda: dlf.sinusoidalPositionEncodingLayer(4)],
+    ids=["learned", "sinusoidal"],
+)
+@pytest.mark.parametrize(("shape", "fmt", "fastest"), [((6, 10, 4), "BTC", "C"), ((4, 6, 10), "CBT", "T")])
+@pytest.mark.parametrize("offset", [0, 3])
+def test_the_embedding_is_laid_out_like_the_input(make, shape, fmt, fastest, offset):
+    """The view is read with unit stride along the input's fastest dimension, so the addition streams."""
+    layer = make()
+    layer.PositionOffset = offset
+    X = dlf.dlarray(torch.randn(shape), fmt)
+    view = layer(X)._data
+    assert view.stride("CBT".index(fastest)) == 1 and view.stride(1) == 0
+    expected = layer(dlf.dlarray(torch.randn(4, 6, 10), "CBT"))._data  # the other memory order
+    torch.testing.assert_close(view, expected, rtol=0, atol=0)
