@@ -64,6 +64,23 @@ def _position_plan(fmt: str, position_dimension: str) -> _PositionPlan:
 _plan = constant_under_compile(_position_plan)
 
 
+@lru_cache(maxsize=256)
+def _data_value_plan(fmt: str) -> tuple[str, str, str]:
+    """For layers that map each element to a channel vector (index or value → C channels).
+
+    Returns (output format, pattern dropping a size-1 C, pattern putting the channels in C's place).
+    """
+    output = fmt if "C" in fmt else _format.canonical(fmt + "C")
+    names = _format.axis_names(fmt)
+    kept = [name for name in names if name != "c0"]
+    drop = f"{' '.join('1' if name == 'c0' else name for name in names)} -> {' '.join(kept)}"
+    place = f"{' '.join(kept)} c0 -> {' '.join(_format.axis_names(output))}"
+    return output, drop, place
+
+
+_values_plan = constant_under_compile(_data_value_plan)
+
+
 def _require_formatted(X: Any, caller: Callable[[], str]) -> DLArray:
     """``X`` itself, checked to be a formatted dlarray; ``caller()`` names who needs it."""
     if not isinstance(X, DLArray) or not X._fmt:

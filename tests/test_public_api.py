@@ -9,6 +9,15 @@ PUBLIC = {
     "finddim", "getL2Factor", "getLearnRateFactor", "param_groups", "positionEmbeddingLayer", "setL2Factor",
     "setLearnRateFactor", "stripdims", "RotaryEmbedding", "SinusoidalPositionEncodingLayer",
     "sinusoidalPositionEncodingLayer",
+    # networks: MATLAB's functions with MATLAB's spelling
+    "DLNetwork", "dlnetwork", "addLayers", "connectLayers", "disconnectLayers", "removeLayers", "initialize",
+    "forward", "predict", "analyzeNetwork",
+    # the layers of MATLAB's transformer examples, class and constructor each
+    "AdditionLayer", "additionLayer", "DropoutLayer", "dropoutLayer", "FeatureInputLayer", "featureInputLayer",
+    "FullyConnectedLayer", "fullyConnectedLayer", "GELULayer", "geluLayer", "LayerNormalizationLayer",
+    "layerNormalizationLayer", "ReLULayer", "reluLayer", "SelfAttentionLayer", "selfAttentionLayer",
+    "SequenceInputLayer", "sequenceInputLayer", "SoftmaxLayer", "softmaxLayer", "WordEmbeddingLayer",
+    "wordEmbeddingLayer",
 }  # fmt: skip
 
 

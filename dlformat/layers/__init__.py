@@ -1,15 +1,53 @@
 """dlformat's layers: ``nn.Module`` subclasses with MATLAB's names, properties and errors."""
 
 from ._base import Layer
+from .addition import AdditionLayer, additionLayer
+from .attention import SelfAttentionLayer, selfAttentionLayer
+from .elementwise import (
+    DropoutLayer,
+    GELULayer,
+    ReLULayer,
+    SoftmaxLayer,
+    dropoutLayer,
+    geluLayer,
+    reluLayer,
+    softmaxLayer,
+)
+from .fully_connected import FullyConnectedLayer, fullyConnectedLayer
+from .input import FeatureInputLayer, SequenceInputLayer, featureInputLayer, sequenceInputLayer
+from .normalization import LayerNormalizationLayer, layerNormalizationLayer
 from .position_embedding import PositionEmbeddingLayer, positionEmbeddingLayer
 from .rotary import RotaryEmbedding
 from .sinusoidal import SinusoidalPositionEncodingLayer, sinusoidalPositionEncodingLayer
+from .word_embedding import WordEmbeddingLayer, wordEmbeddingLayer
 
 __all__ = [
+    "AdditionLayer",
+    "DropoutLayer",
+    "FeatureInputLayer",
+    "FullyConnectedLayer",
+    "GELULayer",
     "Layer",
+    "LayerNormalizationLayer",
     "PositionEmbeddingLayer",
+    "ReLULayer",
     "RotaryEmbedding",
+    "SelfAttentionLayer",
+    "SequenceInputLayer",
     "SinusoidalPositionEncodingLayer",
+    "SoftmaxLayer",
+    "WordEmbeddingLayer",
+    "additionLayer",
+    "dropoutLayer",
+    "featureInputLayer",
+    "fullyConnectedLayer",
+    "geluLayer",
+    "layerNormalizationLayer",
     "positionEmbeddingLayer",
+    "reluLayer",
+    "selfAttentionLayer",
+    "sequenceInputLayer",
     "sinusoidalPositionEncodingLayer",
+    "softmaxLayer",
+    "wordEmbeddingLayer",
 ]

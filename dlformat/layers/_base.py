@@ -9,6 +9,7 @@ each with a learn-rate factor and an L2 factor.
 from __future__ import annotations
 
 import inspect
+import re
 from collections.abc import Callable
 from typing import Any, ClassVar
 
@@ -18,6 +19,7 @@ from torch import nn
 
 from .. import _validate
 from .._errors import DLFormatError
+from . import _initializers
 
 FACTOR_KINDS = ("LearnRateFactor", "L2Factor")
 
@@ -58,12 +60,17 @@ class Property:
 
 
 class FactorProperty:
-    """A MATLAB factor property such as ``WeightLearnRateFactor``: one entry of a learnable's factors."""
+    """A MATLAB factor property such as ``WeightLearnRateFactor``.
 
-    def __init__(self, parameter: str, kind: str) -> None:
-        self.parameter = parameter
+    It sets one factor of one or more learnables (``selfAttentionLayer``'s
+    ``WeightLearnRateFactor`` covers all four weight matrices); reading it gives the common
+    value, or a tuple when ``setLearnRateFactor`` has made them differ.
+    """
+
+    def __init__(self, parameters: str | tuple[str, ...], kind: str) -> None:
+        self.parameters = (parameters,) if isinstance(parameters, str) else parameters
         self.kind = kind
-        self.__doc__ = f"The {kind} of {parameter} (finite, >= 0)."
+        self.__doc__ = f"The {kind} of {', '.join(self.parameters)} (finite, >= 0)."
 
     def __set_name__(self, owner: type, name: str) -> None:
         self.name = name
@@ -71,10 +78,13 @@ class FactorProperty:
     def __get__(self, layer: Layer | None, owner: type | None = None) -> Any:
         if layer is None:
             return self
-        return layer._factors[self.parameter][self.kind]
+        values = tuple(layer._factors[parameter][self.kind] for parameter in self.parameters)
+        return values[0] if len(set(values)) == 1 else values
 
     def __set__(self, layer: Layer, value: Any) -> None:
-        layer._factors[self.parameter][self.kind] = _validate.factor(self.name, value)
+        value = _validate.factor(self.name, value)
+        for parameter in self.parameters:
+            layer._factors[parameter][self.kind] = value
 
 
 class Layer(nn.Module):
@@ -89,6 +99,8 @@ class Layer(nn.Module):
         NumInputs, InputNames, NumOutputs, OutputNames: MATLAB's read-only port facts.
     """
 
+    default_name: ClassVar[str] = "layer"  # MATLAB-style prefix for automatic names (fc, fc_1, ...)
+    matlab_type: ClassVar[str] = ""  # the kind, as MATLAB's displays write it ("Fully Connected")
     learnables: ClassVar[tuple[str, ...]] = ()
     config_keys: ClassVar[tuple[str, ...]] = ()
     NumInputs: ClassVar[int] = 1
@@ -97,6 +109,11 @@ class Layer(nn.Module):
     OutputNames: ClassVar[tuple[str, ...]] = ("out",)
 
     Name = Property(_validate.text, doc="The layer name, a string.")
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "matlab_type" not in cls.__dict__:
+            cls.matlab_type = re.sub(r"(?<=[a-z])(?=[A-Z])", " ", cls.__name__.removesuffix("Layer"))
 
     def __init__(self, Name: str = "") -> None:
         super().__init__()
@@ -107,6 +124,39 @@ class Layer(nn.Module):
     # -- learnables ---------------------------------------------------------------------
     def _learnable_shape(self, name: str) -> tuple[int, ...]:
         raise NotImplementedError
+
+    @property
+    def Initialized(self) -> bool:
+        """Whether every learnable exists (layers whose sizes follow their input get them on first use)."""
+        return all(self._parameters.get(name) is not None for name in self.learnables)
+
+    def _setup(self, *inputs: Any) -> None:
+        """Fix input-dependent sizes from example inputs and create missing learnables.
+
+        Called by ``initialize(net)`` and by a lazy layer's first forward; a no-op for layers
+        whose sizes are all given at construction.
+        """
+
+    def _new_learnable(
+        self,
+        name: str,
+        initializer: str | Callable[..., object],
+        *,
+        num_in: int,
+        num_out: int,
+        device: torch.device | str | None,
+        dtype: torch.dtype | None,
+    ) -> None:
+        """Register learnable ``name`` drawn with a MATLAB initializer (``torch.get_default_dtype()``)."""
+        values = _initializers.initialize(
+            initializer,
+            self._learnable_shape(name),
+            num_in=num_in,
+            num_out=num_out,
+            dtype=dtype or torch.get_default_dtype(),
+            device=device,
+        )
+        self.register_parameter(name, nn.Parameter(values))
 
     def _checked_learnable(self, name: str, value: object, device: torch.device | None) -> nn.Parameter:
         """Validate a value for learnable ``name`` and make it a new parameter (copied)."""
@@ -176,6 +226,8 @@ class Layer(nn.Module):
 
     def _display_value(self, name: str) -> str:
         value = getattr(self, name)
+        if value is None:
+            return "[]"
         if isinstance(value, torch.Tensor):
             dtype = str(value.dtype).removeprefix("torch.")
             return f"[{_validate.matlab_size(tuple(value.shape))} {dtype}]"

@@ -65,6 +65,7 @@ class PositionEmbeddingLayer(Layer):
         ('CBT', (64, 8, 20))
     """
 
+    default_name = "posembedding"
     learnables = ("Weights",)
     config_keys = (
         "OutputSize",

@@ -8,11 +8,17 @@ from typing import Any
 import einops
 import torch
 
-from .. import _format, _validate
+from .. import _validate
 from .._dlarray import DLArray
 from .._errors import DLFormatError
-from .._tracing import constant_under_compile
-from ..functional import _broadcast, _channels_fastest, _position_plan_of, _require_formatted, sinusoid
+from ..functional import (
+    _broadcast,
+    _channels_fastest,
+    _position_plan_of,
+    _require_formatted,
+    _values_plan,
+    sinusoid,
+)
 from ._base import Layer, Property, matlab_constructor
 
 __all__ = ["SinusoidalPositionEncodingLayer", "sinusoidalPositionEncodingLayer"]
@@ -37,20 +43,6 @@ def _table(
     """
     table = sinusoid(end, dim).to(device=device, dtype=dtype).T
     return table if channels_fastest else table.contiguous()
-
-
-@lru_cache(maxsize=256)
-def _data_value_plan(fmt: str) -> tuple[str, str, str]:
-    """(output format, pattern dropping the size-1 C, pattern putting the channels in C's place)."""
-    output = fmt if "C" in fmt else _format.canonical(fmt + "C")
-    names = _format.axis_names(fmt)
-    kept = [name for name in names if name != "c0"]
-    drop = f"{' '.join('1' if name == 'c0' else name for name in names)} -> {' '.join(kept)}"
-    place = f"{' '.join(kept)} c0 -> {' '.join(_format.axis_names(output))}"
-    return output, drop, place
-
-
-_values_plan = constant_under_compile(_data_value_plan)
 
 
 class SinusoidalPositionEncodingLayer(Layer):
@@ -82,6 +74,7 @@ class SinusoidalPositionEncodingLayer(Layer):
         >>> Y = layer(dlf.dlarray(torch.randn(64, 8, 20), "CBT"))   # 64(C) × 8(B) × 20(T)
     """
 
+    default_name = "sinusoidalposenc"
     config_keys = ("OutputSize", "Positions", "PositionOffset", "Name")
 
     OutputSize = Property(_even_positive, read_only=True, doc="Number of output channels (even).")

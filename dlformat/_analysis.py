@@ -1,0 +1,119 @@
+"""MATLAB's ``analyzeNetwork``: each layer's output format and sizes, learnables, where formats stop."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+from . import _validate
+from ._dlarray import DLArray
+from ._errors import DLFormatError
+from ._network import DLNetwork, initialize
+
+__all__ = ["NetworkAnalysis", "analyzeNetwork"]
+
+
+@dataclass(frozen=True)
+class LayerReport:
+    Name: str
+    Type: str
+    Activations: str  # "64(C) × 8(B) × 20(T)", or "" when the layer did not run
+    Learnables: str  # "Weights 64×128, Bias 64×1"
+    Count: int
+
+
+@dataclass(frozen=True)
+class NetworkAnalysis:
+    """The result of :func:`analyzeNetwork`; ``str()`` gives the printed table."""
+
+    rows: list[LayerReport]
+    total: int
+    error: str | None = None  # the message of the first layer where formats cannot flow
+    failed_layer: str | None = None
+    inputs: tuple[str, ...] = field(default=())
+
+    def __str__(self) -> str:
+        header = ("#", "Name", "Type", "Activations", "Learnables", "Count")
+        cells = [header] + [
+            (str(index), row.Name, row.Type, row.Activations or "—", row.Learnables or "—", f"{row.Count:,}")
+            for index, row in enumerate(self.rows, 1)
+        ]
+        widths = [max(len(row[i]) for row in cells) for i in range(len(header))]
+        lines = [
+            "  ".join(f"{cell:<{width}}" for cell, width in zip(row, widths, strict=True)).rstrip()
+            for row in cells
+        ]
+        lines.insert(1, "  ".join("-" * width for width in widths))
+        lines.append(f"Total learnables: {self.total:,}")
+        if self.error:
+            lines.append(f"Formats stop flowing at layer '{self.failed_layer}': {self.error}")
+        return "\n".join(lines)
+
+
+def _describe(value: Any) -> str:
+    if isinstance(value, DLArray) and value._fmt:
+        return " × ".join(f"{size}({label})" for size, label in zip(value.shape, value._fmt, strict=True))
+    if isinstance(value, (DLArray, torch.Tensor)):
+        return _validate.matlab_size(tuple(value.shape))
+    return type(value).__name__
+
+
+def analyzeNetwork(net: DLNetwork, *X: Any, show: bool = True) -> NetworkAnalysis:
+    """Run ``net`` once (inference mode, no gradients) and report every layer.
+
+    Args:
+        net: a dlnetwork; initialized first if it is not.
+        X: example inputs in ``net.InputNames`` order (default: one small example per input
+            layer, batch 1).
+        show: print the table (MATLAB opens its Network Analyzer; dlformat prints).
+
+    Returns:
+        A :class:`NetworkAnalysis`: one row per layer with its type, output format and sizes
+        (e.g. ``64(C) × 8(B) × 20(T)``), learnable shapes and counts, the total, and the first
+        layer where formats cannot flow, if any (its message names it).
+    """
+    if not isinstance(net, DLNetwork):
+        raise DLFormatError(f"analyzeNetwork needs a dlnetwork; got {_validate.describe(net)}")
+    outputs: dict[str, str] = {}
+    error = failed = None
+    try:
+        if not net.Initialized:
+            initialize(net, *X)
+        examples = X or net.example_inputs(next((p.device for p in net.parameters()), None))
+        hooks = [
+            layer.register_forward_hook(
+                lambda module, args, result, name=name: outputs.__setitem__(name, _describe(result))
+            )
+            for name, layer in net.layers.items()
+        ]
+        was_training = net.training
+        net.eval()
+        try:
+            with torch.no_grad():
+                net(*examples)
+        finally:
+            net.train(was_training)
+            for hook in hooks:
+                hook.remove()
+    except DLFormatError as caught:
+        error = str(caught)
+        steps = net._compiled_schedule()
+        failed = next((step.name for step in steps if step.name not in outputs), None)
+    rows = []
+    for name, layer in net.layers.items():
+        learnables = [(p, getattr(layer, p)) for p in layer.learnables if getattr(layer, p) is not None]
+        rows.append(
+            LayerReport(
+                Name=name,
+                Type=layer.matlab_type,
+                Activations=outputs.get(name, ""),
+                Learnables=", ".join(f"{p} {_validate.matlab_size(tuple(v.shape))}" for p, v in learnables),
+                Count=sum(v.numel() for _, v in learnables),
+            )
+        )
+    analysis = NetworkAnalysis(rows, sum(row.Count for row in rows), error, failed, net.InputNames)
+    if show:
+        print(analysis)
+    return analysis

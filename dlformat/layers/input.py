@@ -1,0 +1,224 @@
+"""MATLAB's input layers: where a network's data enters, with its format checked (and normalized)."""
+
+from __future__ import annotations
+
+from functools import partial
+from typing import Any
+
+import numpy as np
+import torch
+
+from .. import _validate
+from .._dlarray import DLArray, dlarray
+from .._errors import DLFormatError
+from ._base import Layer, Property, matlab_constructor
+
+__all__ = ["FeatureInputLayer", "SequenceInputLayer", "featureInputLayer", "sequenceInputLayer"]
+
+NORMALIZATIONS = ("none", "zerocenter", "zscore")
+
+
+def _statistic(name: str, value: object) -> torch.Tensor | None:
+    if value is None:
+        return None
+    try:
+        array = np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise DLFormatError(
+            f"{name} must be a number or a numeric vector; got {_validate.describe(value)}"
+        ) from None
+    if array.size == 0 or not np.isfinite(array).all():
+        raise DLFormatError(f"{name} must hold finite numbers; got {_validate.describe(value)}")
+    return torch.from_numpy(array.reshape(-1).copy())
+
+
+class _InputLayer(Layer):
+    """Shared behaviour: format check, optional normalization, plain tensors read in the layer's format."""
+
+    NumInputs = 0  # type: ignore[assignment]
+    InputNames: tuple[str, ...] = ()  # type: ignore[assignment]
+    trailing = "B"  # the labels after the spatial ones and C
+
+    Normalization = Property(
+        partial(_validate.choice, allowed=NORMALIZATIONS),
+        read_only=True,
+        doc='"none", "zerocenter" (subtract Mean) or "zscore" (subtract Mean, divide by StandardDeviation).',
+    )
+
+    def _init_normalization(self, normalization: str, mean: object, deviation: object) -> None:
+        type(self).Normalization.initialize(self, normalization)
+        for name, value in (("Mean", mean), ("StandardDeviation", deviation)):
+            statistic = _statistic(name, value)
+            if statistic is not None and statistic.numel() not in (1, self._channels):
+                raise DLFormatError(
+                    f"{type(self).__name__} {name} must have 1 or {self._channels} (one per channel) "
+                    f"elements; got {statistic.numel()}"
+                )
+            if statistic is not None and name == "StandardDeviation" and (statistic <= 0).any():
+                raise DLFormatError(f"{type(self).__name__} StandardDeviation must be positive")
+            self.register_buffer(name, statistic)
+
+    @property
+    def _channels(self) -> int:
+        raise NotImplementedError
+
+    @property
+    def _spatial(self) -> tuple[int, ...]:
+        return ()
+
+    @property
+    def InputFormat(self) -> str:
+        """The format the layer's data must have (plain tensors are read in this order)."""
+        return "S" * len(self._spatial) + "C" + self.trailing
+
+    def forward(self, X: Any) -> DLArray:
+        expected = self.InputFormat
+        X = X if isinstance(X, DLArray) and X._fmt else dlarray(X, expected)
+        if X._fmt != expected:
+            raise DLFormatError(
+                f'{self._caller()} needs data of format "{expected}"; got "{X._fmt}". Label batch-first '
+                f'data with its own order, e.g. dlarray(x, "BTC"), and it is permuted to "{expected}"'
+            )
+        sizes = tuple(X.shape[: len(self._spatial) + 1])
+        wanted = (*self._spatial, self._channels)
+        if sizes != wanted:
+            raise DLFormatError(
+                f"{self._caller()} needs {_validate.matlab_size(wanted)} "
+                f"({'spatial × ' * len(self._spatial)}channels) per element; the data has "
+                f"{_validate.matlab_size(sizes)}"
+            )
+        self._check_extra(X)
+        if self.Normalization == "none":
+            return X
+        return DLArray._wrap(self._normalize(X._data), X._fmt)
+
+    def _check_extra(self, X: DLArray) -> None:
+        """Further checks of a subclass (sequence length)."""
+
+    def _normalize(self, data: torch.Tensor) -> torch.Tensor:
+        mean = self.Mean
+        if mean is None or (self.Normalization == "zscore" and self.StandardDeviation is None):
+            needed = "Mean" if self.Normalization == "zerocenter" else "Mean and StandardDeviation"
+            raise DLFormatError(
+                f'{self._caller()} with Normalization "{self.Normalization}" needs {needed}; set them at '
+                f"construction (MATLAB computes them in trainnet, which dlformat does not port)"
+            )
+        shape = [1] * data.ndim
+        shape[len(self._spatial)] = -1
+        data = data - mean.to(data.dtype).view(shape)
+        if self.Normalization == "zscore":
+            data = data / self.StandardDeviation.to(data.dtype).view(shape)
+        return data
+
+
+def _input_size(name: str, value: object) -> int | tuple[int, ...]:
+    if isinstance(value, (tuple, list, np.ndarray, torch.Tensor)) and not (
+        isinstance(value, (np.ndarray, torch.Tensor)) and value.ndim == 0
+    ):
+        sizes = tuple(_validate.positive_integer(name, size) for size in value)
+        if len(sizes) == 1:
+            return sizes[0]
+        if not 2 <= len(sizes) <= 4:
+            raise DLFormatError(
+                f"{name} must be a channel count c, or [h c], [h w c] or [h w d c] for image sequences; "
+                f"got {len(sizes)} sizes"
+            )
+        return sizes
+    return _validate.positive_integer(name, value)
+
+
+class SequenceInputLayer(_InputLayer):
+    """MATLAB's ``sequenceInputLayer``: sequence data of format ``"CBT"`` (``"SCBT"``, ... for images).
+
+    Args:
+        InputSize: channels ``c``, or ``(h, c)``, ``(h, w, c)``, ``(h, w, d, c)`` for sequences of
+            1-D, 2-D or 3-D images (one ``S`` per spatial size).
+        Normalization: ``"none"``, ``"zerocenter"`` or ``"zscore"``, with ``Mean`` and
+            ``StandardDeviation`` (one value, or one per channel) given here.
+        MinLength: the shortest sequence accepted (default 1).
+        Name: the layer name.
+
+    Shape:
+        - Input: a dlarray of format ``"CBT"`` (after canonical ordering, so ``dlarray(x, "BTC")``
+          works), or a plain tensor already in that order.
+        - Output: the same data, normalized if asked.
+    """
+
+    default_name = "sequenceinput"
+    config_keys = ("InputSize", "MinLength", "Normalization", "Mean", "StandardDeviation", "Name")
+    trailing = "BT"
+    InputSize = Property(_input_size, read_only=True, doc="Channels, or (h, ..., c) for images.")
+    MinLength = Property(_validate.positive_integer, read_only=True, doc="Shortest accepted sequence.")
+
+    def __init__(
+        self,
+        InputSize: int | tuple[int, ...],
+        *,
+        MinLength: int = 1,
+        Normalization: str = "none",
+        Mean: object = None,
+        StandardDeviation: object = None,
+        Name: str = "",
+    ) -> None:
+        super().__init__(Name)
+        type(self).InputSize.initialize(self, InputSize)
+        type(self).MinLength.initialize(self, MinLength)
+        self._init_normalization(Normalization, Mean, StandardDeviation)
+
+    @property
+    def _channels(self) -> int:
+        size = self.InputSize
+        return size if isinstance(size, int) else size[-1]
+
+    @property
+    def _spatial(self) -> tuple[int, ...]:
+        size = self.InputSize
+        return () if isinstance(size, int) else size[:-1]
+
+    def _check_extra(self, X: DLArray) -> None:
+        length = X.shape[-1]
+        if length < self.MinLength:
+            raise DLFormatError(
+                f"{self._caller()} needs sequences of at least MinLength={self.MinLength} steps; got {length}"
+            )
+
+    def _display_groups(self) -> list[tuple[str, list[str]]]:
+        return [("", ["Name", "InputSize", "MinLength", "Normalization"])]
+
+
+class FeatureInputLayer(_InputLayer):
+    """MATLAB's ``featureInputLayer``: feature vectors of format ``"CB"``.
+
+    Args:
+        NumFeatures: channels per observation.
+        Normalization, Mean, StandardDeviation: as for :class:`SequenceInputLayer`.
+        Name: the layer name.
+    """
+
+    default_name = "featureinput"
+    config_keys = ("NumFeatures", "Normalization", "Mean", "StandardDeviation", "Name")
+    NumFeatures = Property(_validate.positive_integer, read_only=True, doc="Features per observation.")
+
+    def __init__(
+        self,
+        NumFeatures: int,
+        *,
+        Normalization: str = "none",
+        Mean: object = None,
+        StandardDeviation: object = None,
+        Name: str = "",
+    ) -> None:
+        super().__init__(Name)
+        type(self).NumFeatures.initialize(self, NumFeatures)
+        self._init_normalization(Normalization, Mean, StandardDeviation)
+
+    @property
+    def _channels(self) -> int:
+        return self.NumFeatures
+
+    def _display_groups(self) -> list[tuple[str, list[str]]]:
+        return [("", ["Name", "NumFeatures", "Normalization"])]
+
+
+sequenceInputLayer = matlab_constructor(SequenceInputLayer, "sequenceInputLayer")
+featureInputLayer = matlab_constructor(FeatureInputLayer, "featureInputLayer")

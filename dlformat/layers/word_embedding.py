@@ -1,0 +1,155 @@
+"""MATLAB's ``wordEmbeddingLayer``: 1-based word indices to learned vectors."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import partial
+from typing import Any
+
+import einops
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from .. import _validate
+from .._dlarray import DLArray
+from .._errors import DLFormatError
+from ..functional import _require_formatted, _values_plan
+from . import _initializers
+from ._base import FactorProperty, Layer, Property, matlab_constructor
+
+__all__ = ["WordEmbeddingLayer", "wordEmbeddingLayer"]
+
+OOV_MODES = ("map-to-last", "error")
+
+
+class WordEmbeddingLayer(Layer):
+    """Maps word indices to ``Dimension``-channel vectors: index ``k`` gives ``Weights[:, k-1]``.
+
+    Indices are 1-based, as MATLAB's are. An index that is not an integer in 1 .. NumWords is
+    out of vocabulary: ``OOVMode="map-to-last"`` (default) maps it to the last column,
+    ``"error"`` raises a :class:`DLFormatError` naming it.
+
+    Args:
+        Dimension: channels of each embedding vector.
+        NumWords: vocabulary size (columns of ``Weights``).
+        OOVMode: ``"map-to-last"`` or ``"error"``.
+        WeightsInitializer: ``"narrow-normal"`` (default), ``"glorot"``, ``"he"``, ``"zeros"``,
+            ``"ones"`` or a callable ``f(sz)``.
+        Weights: initial ``Dimension × NumWords`` weights (copied).
+        WeightLearnRateFactor, WeightL2Factor: factors ``>= 0``.
+        Name: the layer name.
+        device, dtype: torch factory arguments for ``Weights``.
+
+    Shape:
+        - Input: a formatted dlarray of indices whose ``C`` has size 1 or is absent (``"CBT"``,
+          ``"BT"``, ...); any real or integer dtype.
+        - Output: the input's format with ``C`` of size ``Dimension``; dtype of ``Weights``.
+    """
+
+    default_name = "wordembedding"
+    learnables = ("Weights",)
+    config_keys = (
+        "Dimension",
+        "NumWords",
+        "OOVMode",
+        "WeightsInitializer",
+        "WeightLearnRateFactor",
+        "WeightL2Factor",
+        "Name",
+    )
+    Dimension = Property(_validate.positive_integer, read_only=True, doc="Channels per word vector.")
+    NumWords = Property(_validate.positive_integer, read_only=True, doc="Vocabulary size.")
+    OOVMode = Property(
+        partial(_validate.choice, allowed=OOV_MODES), read_only=True, doc='"map-to-last" or "error".'
+    )
+    WeightsInitializer = Property(_initializers.check, doc="Initializer name or callable f(sz).")
+    WeightLearnRateFactor = FactorProperty("Weights", "LearnRateFactor")
+    WeightL2Factor = FactorProperty("Weights", "L2Factor")
+
+    Weights: nn.Parameter
+
+    def __init__(
+        self,
+        Dimension: int,
+        NumWords: int,
+        *,
+        OOVMode: str = "map-to-last",
+        WeightsInitializer: str | Callable[..., Any] = "narrow-normal",
+        Weights: Any = None,
+        WeightLearnRateFactor: float = 1,
+        WeightL2Factor: float = 1,
+        Name: str = "",
+        device: torch.device | str | None = None,
+        dtype: torch.dtype | None = None,
+    ) -> None:
+        super().__init__(Name)
+        cls = type(self)
+        cls.Dimension.initialize(self, Dimension)
+        cls.NumWords.initialize(self, NumWords)
+        cls.OOVMode.initialize(self, OOVMode)
+        cls.WeightsInitializer.initialize(self, WeightsInitializer)
+        self.WeightLearnRateFactor = WeightLearnRateFactor
+        self.WeightL2Factor = WeightL2Factor
+        dtype = None if dtype is None else _validate.floating_dtype("dtype", dtype)
+        if Weights is not None:
+            weights = self._checked_learnable("Weights", Weights, torch.device(device) if device else None)
+            self.Weights = weights if dtype is None else nn.Parameter(weights.detach().to(dtype))
+        else:
+            self._new_learnable(
+                "Weights", WeightsInitializer, num_in=NumWords, num_out=Dimension, device=device, dtype=dtype
+            )
+
+    def _learnable_shape(self, name: str) -> tuple[int, ...]:
+        return (self.Dimension, self.NumWords)
+
+    def reset_parameters(self) -> None:
+        """Draw new ``Weights`` with ``WeightsInitializer``."""
+        values = _initializers.initialize(
+            self.WeightsInitializer,
+            (self.Dimension, self.NumWords),
+            num_in=self.NumWords,
+            num_out=self.Dimension,
+            dtype=self.Weights.dtype,
+            device=self.Weights.device,
+        )
+        with torch.no_grad():
+            self.Weights.copy_(values)
+
+    def forward(self, X: DLArray) -> DLArray:
+        X = _require_formatted(X, self._caller)
+        data = X._data
+        if "C" in X._fmt and data.shape[X._fmt.index("C")] != 1:
+            raise DLFormatError(
+                f'{self._caller()} reads one word index per element, so the input\'s "C" must have size 1 '
+                f"(or be absent); it has size {data.shape[X._fmt.index('C')]}"
+            )
+        output, drop, place = _values_plan(X._fmt)
+        indices = einops.rearrange(data, drop) if "C" in X._fmt else data
+        rows = self._rows(indices.detach())
+        vectors = F.embedding(rows, self.Weights.t())
+        return DLArray._wrap(einops.rearrange(vectors, place), output)
+
+    def _rows(self, indices: torch.Tensor) -> torch.Tensor:
+        """0-based rows for 1-based word indices, out-of-vocabulary ones mapped or refused."""
+        rounded = indices.round() if indices.is_floating_point() else indices
+        valid = (rounded == indices) & (rounded >= 1) & (rounded <= self.NumWords)
+        if self.OOVMode == "error" and not bool(valid.all()):
+            bad = indices[~valid].reshape(-1)[0].item()
+            raise DLFormatError(
+                f'{self._caller()} with OOVMode "error" got word index {bad:g}, outside the vocabulary '
+                f'1 .. {self.NumWords} (indices are 1-based); use OOVMode "map-to-last" to map such '
+                f"words to the last vector"
+            )
+        return torch.where(valid, rounded.long(), self.NumWords) - 1
+
+    def _display_groups(self) -> list[tuple[str, list[str]]]:
+        return [
+            ("", ["Name", "Dimension", "NumWords", "OOVMode"]),
+            ("Learnable Parameters", ["Weights"]),
+            ("Parameters and Initialization", ["WeightsInitializer"]),
+            ("Learning Rate and Regularization", ["WeightLearnRateFactor", "WeightL2Factor"]),
+        ]
+
+
+wordEmbeddingLayer = matlab_constructor(WordEmbeddingLayer, "wordEmbeddingLayer")
