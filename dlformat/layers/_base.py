@@ -133,30 +133,73 @@ class Layer(nn.Module):
     def _setup(self, *inputs: Any) -> None:
         """Fix input-dependent sizes from example inputs and create missing learnables.
 
-        Called by ``initialize(net)`` and by a lazy layer's first forward; a no-op for layers
-        whose sizes are all given at construction.
+        Called by a lazy layer's first forward (and so by ``initialize(net)``); a no-op for
+        layers whose sizes are all given at construction.
         """
 
-    def _new_learnable(
+    def _sizes_known(self) -> bool:
+        """Whether every learnable's shape is known (lazy layers: once ``InputSize`` is)."""
+        return True
+
+    def _initializer(self, name: str) -> tuple[str | Callable[..., object], int, int]:
+        """``(initializer, num_in, num_out)`` for learnable ``name``, as MATLAB's initializers take them."""
+        raise NotImplementedError
+
+    def _init_learnables(
         self,
-        name: str,
-        initializer: str | Callable[..., object],
-        *,
-        num_in: int,
-        num_out: int,
+        given: dict[str, Any],
         device: torch.device | str | None,
         dtype: torch.dtype | None,
+        generator: torch.Generator | None = None,
     ) -> None:
-        """Register learnable ``name`` drawn with a MATLAB initializer (``torch.get_default_dtype()``)."""
-        values = _initializers.initialize(
+        """Register the learnables: given values (checked, copied), the rest drawn once sizes are known."""
+        self._device = device
+        self._dtype = None if dtype is None else _validate.floating_dtype("dtype", dtype)
+        checked = {
+            name: self._checked_learnable(name, value, torch.device(device) if device else None)
+            for name, value in given.items()
+            if value is not None
+        }
+        for name in self.learnables:
+            value = checked.get(name)
+            if value is not None and self._dtype is not None:
+                value = nn.Parameter(value.detach().to(self._dtype))
+            self.register_parameter(name, value)
+        if self._sizes_known():
+            self._create_missing(generator)
+
+    def _create_missing(self, generator: torch.Generator | None = None) -> None:
+        for name in self.learnables:
+            if self._parameters.get(name) is None:
+                values = self._draw(name, self._device, self._dtype or torch.get_default_dtype(), generator)
+                self.register_parameter(name, nn.Parameter(values))
+
+    def _draw(
+        self,
+        name: str,
+        device: torch.device | str | None,
+        dtype: torch.dtype,
+        generator: torch.Generator | None,
+    ) -> torch.Tensor:
+        initializer, num_in, num_out = self._initializer(name)
+        shape = self._learnable_shape(name)
+        return _initializers.initialize(
             initializer,
-            self._learnable_shape(name),
+            shape,
             num_in=num_in,
             num_out=num_out,
-            dtype=dtype or torch.get_default_dtype(),
+            dtype=dtype,
             device=device,
+            generator=generator,
         )
-        self.register_parameter(name, nn.Parameter(values))
+
+    def reset_parameters(self, generator: torch.Generator | None = None) -> None:
+        """Draw every existing learnable anew with its initializer (in place, same device and dtype)."""
+        for name in self.learnables:
+            current = self._parameters.get(name)
+            if current is not None:
+                with torch.no_grad():
+                    current.copy_(self._draw(name, current.device, current.dtype, generator))
 
     def _checked_learnable(self, name: str, value: object, device: torch.device | None) -> nn.Parameter:
         """Validate a value for learnable ``name`` and make it a new parameter (copied)."""

@@ -161,12 +161,9 @@ class SelfAttentionLayer(Layer):
         _divisible_by_heads(self, "NumValueChannels", int(self.NumValueChannels))
         self.WeightLearnRateFactor, self.BiasLearnRateFactor = WeightLearnRateFactor, BiasLearnRateFactor
         self.WeightL2Factor, self.BiasL2Factor = WeightL2Factor, BiasL2Factor
-        self._device = device
-        self._dtype = None if dtype is None else _validate.floating_dtype("dtype", dtype)
-        for name in self.learnables:
-            self.register_parameter(name, None)
-        if self.InputSize != "auto":
-            self._create_missing()
+        if self.InputSize != "auto" and self.OutputSize == "auto":
+            self._properties["OutputSize"] = self.InputSize
+        self._init_learnables({}, device, dtype)
 
     def _learnable_shape(self, name: str) -> tuple[int, ...]:
         if self.InputSize == "auto":
@@ -186,19 +183,14 @@ class SelfAttentionLayer(Layer):
         columns = int(self.NumValueChannels) if role == "Output" else int(self.InputSize)
         return (channels[role], columns)
 
-    def _create_missing(self) -> None:
-        for name in self.learnables:
-            if self._parameters[name] is None:
-                rows, columns = self._learnable_shape(name)
-                bias = name.endswith("Bias")
-                self._new_learnable(
-                    name,
-                    self.BiasInitializer if bias else self.WeightsInitializer,
-                    num_in=columns if not bias else rows,
-                    num_out=rows,
-                    device=self._device,
-                    dtype=self._dtype,
-                )
+    def _sizes_known(self) -> bool:
+        return self.InputSize != "auto"
+
+    def _initializer(self, name: str) -> tuple[str | Callable[..., Any], int, int]:
+        rows, columns = self._learnable_shape(name)
+        if name.endswith("Bias"):
+            return self.BiasInitializer, rows, rows
+        return self.WeightsInitializer, columns, rows
 
     def _setup(self, X: DLArray) -> None:
         X = _require_dimensions(X, "C", self._caller)

@@ -9,7 +9,6 @@ from typing import Any
 import einops
 import torch
 import torch.nn.functional as F
-from torch import nn
 
 from .. import _format, _validate
 from .._dlarray import DLArray
@@ -125,16 +124,7 @@ class FullyConnectedLayer(Layer):
         cls.BiasInitializer.initialize(self, BiasInitializer)
         self.WeightLearnRateFactor, self.BiasLearnRateFactor = WeightLearnRateFactor, BiasLearnRateFactor
         self.WeightL2Factor, self.BiasL2Factor = WeightL2Factor, BiasL2Factor
-        self._device = device
-        self._dtype = None if dtype is None else _validate.floating_dtype("dtype", dtype)
-        self.register_parameter("Weights", None)
-        self.register_parameter("Bias", None)
-        for name, value in (("Weights", Weights), ("Bias", Bias)):
-            if value is not None:
-                checked = self._checked_learnable(name, value, torch.device(device) if device else None)
-                self.register_parameter(name, nn.Parameter(checked.detach().to(self._dtype or checked.dtype)))
-        if self.InputSize != "auto":
-            self._create_missing()
+        self._init_learnables({"Weights": Weights, "Bias": Bias}, device, dtype)
 
     def _learnable_shape(self, name: str) -> tuple[int, ...]:
         if name == "Bias":
@@ -146,17 +136,12 @@ class FullyConnectedLayer(Layer):
             )
         return (self.OutputSize, self.InputSize)
 
-    def _create_missing(self) -> None:
-        for name, initializer in (("Weights", self.WeightsInitializer), ("Bias", self.BiasInitializer)):
-            if self._parameters[name] is None:
-                self._new_learnable(
-                    name,
-                    initializer,
-                    num_in=int(self.InputSize),
-                    num_out=self.OutputSize,
-                    device=self._device,
-                    dtype=self._dtype,
-                )
+    def _sizes_known(self) -> bool:
+        return self.InputSize != "auto"
+
+    def _initializer(self, name: str) -> tuple[str | Callable[..., Any], int, int]:
+        initializer = self.WeightsInitializer if name == "Weights" else self.BiasInitializer
+        return initializer, int(self.InputSize), self.OutputSize
 
     def _setup(self, X: DLArray) -> None:
         X = _require_dimensions(X, "C", self._caller)

@@ -183,7 +183,7 @@ class SequenceInputLayer(_InputLayer):
             )
 
     def _display_groups(self) -> list[tuple[str, list[str]]]:
-        return [("", ["Name", "InputSize", "MinLength", "Normalization"])]
+        return [("", ["Name", "InputSize", "MinLength", "Normalization", "Mean", "StandardDeviation"])]
 
 
 class FeatureInputLayer(_InputLayer):
@@ -217,7 +217,7 @@ class FeatureInputLayer(_InputLayer):
         return self.NumFeatures
 
     def _display_groups(self) -> list[tuple[str, list[str]]]:
-        return [("", ["Name", "NumFeatures", "Normalization"])]
+        return [("", ["Name", "NumFeatures", "Normalization", "Mean", "StandardDeviation"])]
 
 
 sequenceInputLayer = matlab_constructor(SequenceInputLayer, "sequenceInputLayer")

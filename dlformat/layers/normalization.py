@@ -118,18 +118,7 @@ class LayerNormalizationLayer(Layer):
         cls.ScaleInitializer.initialize(self, ScaleInitializer)
         self.OffsetLearnRateFactor, self.ScaleLearnRateFactor = OffsetLearnRateFactor, ScaleLearnRateFactor
         self.OffsetL2Factor, self.ScaleL2Factor = OffsetL2Factor, ScaleL2Factor
-        self._device = device
-        self._dtype = None if dtype is None else _validate.floating_dtype("dtype", dtype)
-        self.register_parameter("Offset", None)
-        self.register_parameter("Scale", None)
-        for name, value in (("Offset", Offset), ("Scale", Scale)):
-            if value is not None:
-                checked = self._checked_learnable(name, value, torch.device(device) if device else None)
-                self.register_parameter(
-                    name, torch.nn.Parameter(checked.detach().to(self._dtype or checked.dtype))
-                )
-        if self.NumChannels != "auto":
-            self._create_missing()
+        self._init_learnables({"Offset": Offset, "Scale": Scale}, device, dtype)
 
     def _learnable_shape(self, name: str) -> tuple[int, ...]:
         if self.NumChannels == "auto":
@@ -139,18 +128,12 @@ class LayerNormalizationLayer(Layer):
             )
         return (int(self.NumChannels), 1)
 
-    def _create_missing(self) -> None:
-        for name, initializer in (("Offset", self.OffsetInitializer), ("Scale", self.ScaleInitializer)):
-            if self._parameters[name] is None:
-                channels = int(self.NumChannels)
-                self._new_learnable(
-                    name,
-                    initializer,
-                    num_in=channels,
-                    num_out=channels,
-                    device=self._device,
-                    dtype=self._dtype,
-                )
+    def _sizes_known(self) -> bool:
+        return self.NumChannels != "auto"
+
+    def _initializer(self, name: str) -> tuple[str | Callable[..., Any], int, int]:
+        initializer = self.OffsetInitializer if name == "Offset" else self.ScaleInitializer
+        return initializer, int(self.NumChannels), int(self.NumChannels)
 
     def _setup(self, X: DLArray) -> None:
         X = _require_dimensions(X, "C", self._caller)

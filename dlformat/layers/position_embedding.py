@@ -117,32 +117,13 @@ class PositionEmbeddingLayer(Layer):
         cls.PositionOffset.initialize(self, PositionOffset)
         self.WeightLearnRateFactor = WeightLearnRateFactor
         self.WeightL2Factor = WeightL2Factor
-        if dtype is not None:
-            dtype = _validate.floating_dtype("dtype", dtype)
-        if Weights is not None:
-            weights = self._checked_learnable("Weights", Weights, torch.device(device) if device else None)
-            self.Weights = weights if dtype is None else nn.Parameter(weights.detach().to(dtype))
-        else:
-            shape = self._learnable_shape("Weights")
-            self.Weights = nn.Parameter(torch.empty(shape, device=device, dtype=dtype))
-            self.reset_parameters(generator)
+        self._init_learnables({"Weights": Weights}, device, dtype, generator)
 
     def _learnable_shape(self, name: str) -> tuple[int, ...]:
         return (self.OutputSize, self.MaxPosition)
 
-    def reset_parameters(self, generator: torch.Generator | None = None) -> None:
-        """Draw new ``Weights`` with ``WeightsInitializer`` (numIn = MaxPosition, numOut = OutputSize)."""
-        values = _initializers.initialize(
-            self.WeightsInitializer,
-            (self.OutputSize, self.MaxPosition),
-            num_in=self.MaxPosition,
-            num_out=self.OutputSize,
-            dtype=self.Weights.dtype,
-            device=self.Weights.device,
-            generator=generator,
-        )
-        with torch.no_grad():
-            self.Weights.copy_(values)
+    def _initializer(self, name: str) -> tuple[str | Callable[..., Any], int, int]:
+        return self.WeightsInitializer, self.MaxPosition, self.OutputSize
 
     def forward(self, X: DLArray) -> DLArray:
         return _embed(X, self.Weights, self.PositionDimension, self.PositionOffset, self._caller)

@@ -91,30 +91,13 @@ class WordEmbeddingLayer(Layer):
         cls.WeightsInitializer.initialize(self, WeightsInitializer)
         self.WeightLearnRateFactor = WeightLearnRateFactor
         self.WeightL2Factor = WeightL2Factor
-        dtype = None if dtype is None else _validate.floating_dtype("dtype", dtype)
-        if Weights is not None:
-            weights = self._checked_learnable("Weights", Weights, torch.device(device) if device else None)
-            self.Weights = weights if dtype is None else nn.Parameter(weights.detach().to(dtype))
-        else:
-            self._new_learnable(
-                "Weights", WeightsInitializer, num_in=NumWords, num_out=Dimension, device=device, dtype=dtype
-            )
+        self._init_learnables({"Weights": Weights}, device, dtype)
 
     def _learnable_shape(self, name: str) -> tuple[int, ...]:
         return (self.Dimension, self.NumWords)
 
-    def reset_parameters(self) -> None:
-        """Draw new ``Weights`` with ``WeightsInitializer``."""
-        values = _initializers.initialize(
-            self.WeightsInitializer,
-            (self.Dimension, self.NumWords),
-            num_in=self.NumWords,
-            num_out=self.Dimension,
-            dtype=self.Weights.dtype,
-            device=self.Weights.device,
-        )
-        with torch.no_grad():
-            self.Weights.copy_(values)
+    def _initializer(self, name: str) -> tuple[str | Callable[..., Any], int, int]:
+        return self.WeightsInitializer, self.NumWords, self.Dimension
 
     def forward(self, X: DLArray) -> DLArray:
         X = _require_formatted(X, self._caller)

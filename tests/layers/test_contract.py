@@ -38,11 +38,52 @@ LAYERS = [
         (6, 2, 7),
         id="sinusoidalPositionEncoding",
     ),
+    pytest.param(lambda **kw: dlf.sequenceInputLayer(3, Name="in"), "CBT", (3, 2, 7), id="sequenceInput"),
+    pytest.param(lambda **kw: dlf.featureInputLayer(5), "CB", (5, 4), id="featureInput"),
+    pytest.param(
+        lambda **kw: dlf.wordEmbeddingLayer(6, 20, Name="emb", **kw), "CBT", "indices", id="wordEmbedding"
+    ),
+    pytest.param(lambda **kw: dlf.additionLayer(3, Name="add"), "CBT", (3, 2, 7), id="addition"),
+    pytest.param(
+        lambda **kw: dlf.selfAttentionLayer(2, 8, InputSize=6, AttentionMask="causal", **kw),
+        "CBT",
+        (6, 2, 7),
+        id="selfAttention",
+    ),
+    pytest.param(
+        lambda **kw: dlf.selfAttentionLayer(2, 4, NumValueChannels=6, OutputSize=5, InputSize=3, **kw),
+        "SCB",
+        (7, 3, 2),
+        id="selfAttention-spatial",
+    ),
+    pytest.param(
+        lambda **kw: dlf.fullyConnectedLayer(5, InputSize=12, Name="fc", **kw),
+        "SCB",
+        (4, 3, 2),
+        id="fullyConnected",
+    ),
+    pytest.param(
+        lambda **kw: dlf.layerNormalizationLayer(NumChannels=6, ScaleInitializer="glorot", **kw),
+        "CBT",
+        (6, 2, 7),
+        id="layerNormalization",
+    ),
+    pytest.param(lambda **kw: dlf.reluLayer(), "SSCB", (2, 3, 4, 2), id="relu"),
+    pytest.param(lambda **kw: dlf.geluLayer(Approximation="tanh"), "CBT", (3, 2, 4), id="gelu"),
+    pytest.param(lambda **kw: dlf.dropoutLayer(0.3), "CB", (3, 4), id="dropout"),
+    pytest.param(lambda **kw: dlf.softmaxLayer(), "CBT", (4, 2, 3), id="softmax"),
 ]
 
 
 def make_input(fmt, sizes, device="cpu", dtype=torch.float32):
+    if sizes == "indices":  # 1-based word indices, one per element
+        return dlf.dlarray(torch.randint(1, 21, (1, 2, 7), device=device).to(dtype), fmt)
     return dlf.dlarray(torch.randn(sizes, device=device, dtype=dtype), fmt)
+
+
+def call(layer, X):
+    """A layer's output for ``X`` fed to every input it has (an input layer takes the data itself)."""
+    return layer(*[X] * max(layer.NumInputs, 1))
 
 
 @pytest.mark.parametrize(("factory", "fmt", "sizes"), LAYERS)
@@ -50,12 +91,12 @@ class TestLayerContract:
     def test_is_a_module_with_matlab_ports(self, factory, fmt, sizes):
         layer = factory()
         assert isinstance(layer, torch.nn.Module) and isinstance(layer, Layer)
-        assert (layer.NumInputs, layer.InputNames, layer.NumOutputs, layer.OutputNames) == (
-            1,
-            ("in",),
-            1,
-            ("out",),
+        expected_inputs = {0: (), 1: ("in",)}.get(
+            layer.NumInputs, tuple(f"in{i}" for i in range(1, layer.NumInputs + 1))
         )
+        assert layer.InputNames == expected_inputs
+        assert (layer.NumOutputs, layer.OutputNames) == (1, ("out",))
+        assert layer.default_name and layer.matlab_type
 
     @pytest.mark.parametrize("device", DEVICES)
     @pytest.mark.parametrize("dtype", FLOAT_DTYPES, ids=str)
@@ -63,7 +104,7 @@ class TestLayerContract:
         self, factory, fmt, sizes, device, dtype
     ):
         layer = factory(device=device, dtype=dtype)
-        Y = layer(make_input(fmt, sizes, device, dtype))
+        Y = call(layer, make_input(fmt, sizes, device, dtype))
         assert isinstance(Y, dlf.DLArray) and dlf.dims(Y)
         assert Y.dtype == dtype and Y.device.type == device
 
@@ -71,20 +112,22 @@ class TestLayerContract:
         layer = factory()
         if not layer.learnables:
             pytest.skip("the layer has no learnable parameters")
-        dlf.stripdims(layer(make_input(fmt, sizes))).square().sum().backward()
+        dlf.stripdims(call(layer, make_input(fmt, sizes))).square().sum().backward()
         for name in layer.learnables:
             grad = getattr(layer, name).grad
             assert grad is not None and grad.abs().sum() > 0, name
 
     def test_state_dict_round_trip_gives_the_same_output(self, factory, fmt, sizes):
-        layer, fresh = factory(), factory()
+        layer, fresh = factory().eval(), factory().eval()  # eval: dropout is deterministic
         buffer = io.BytesIO()
         torch.save(layer.state_dict(), buffer)
         buffer.seek(0)
         fresh.load_state_dict(torch.load(buffer))
         assert sorted(layer.state_dict()) == sorted(layer.learnables)
         X = make_input(fmt, sizes)
-        torch.testing.assert_close(dlf.stripdims(fresh(X)), dlf.stripdims(layer(X)), rtol=0, atol=0)
+        torch.testing.assert_close(
+            dlf.stripdims(call(fresh, X)), dlf.stripdims(call(layer, X)), rtol=0, atol=0
+        )
 
     def test_config_round_trips(self, factory, fmt, sizes):
         layer = factory()
