@@ -10,7 +10,7 @@ import torch
 from . import _validate
 from ._dlarray import DLArray
 from ._errors import DLFormatError
-from ._network import DLNetwork, initialize
+from ._network import DLNetwork
 
 __all__ = ["NetworkAnalysis", "analyzeNetwork"]
 
@@ -79,8 +79,7 @@ def analyzeNetwork(net: DLNetwork, *X: Any, show: bool = True) -> NetworkAnalysi
     outputs: dict[str, str] = {}
     error = failed = None
     try:
-        if not net.Initialized:
-            initialize(net, *X)
+        # lazy layers create their learnables during this run, as initialize(net) would
         examples = X or net.example_inputs(next((p.device for p in net.parameters()), None))
         hooks = [
             layer.register_forward_hook(
