@@ -60,6 +60,13 @@ def _describe(value: Any) -> str:
     return type(value).__name__
 
 
+def _learnables_cell(learnables: list[tuple[str, torch.Tensor]]) -> str:
+    shown = [f"{name} {_validate.matlab_size(tuple(value.shape))}" for name, value in learnables]
+    if len(shown) > 3:  # selfAttentionLayer's eight arrays would swamp the table
+        shown = [*shown[:2], f"… ({len(shown)} arrays)"]
+    return ", ".join(shown)
+
+
 def analyzeNetwork(net: DLNetwork, *X: Any, show: bool = True) -> NetworkAnalysis:
     """Run ``net`` once (inference mode, no gradients) and report every layer.
 
@@ -108,7 +115,7 @@ def analyzeNetwork(net: DLNetwork, *X: Any, show: bool = True) -> NetworkAnalysi
                 Name=name,
                 Type=layer.matlab_type,
                 Activations=outputs.get(name, ""),
-                Learnables=", ".join(f"{p} {_validate.matlab_size(tuple(v.shape))}" for p, v in learnables),
+                Learnables=_learnables_cell(learnables),
                 Count=sum(v.numel() for _, v in learnables),
             )
         )

@@ -1,0 +1,75 @@
+"""DistributedDataParallel over a dlnetwork: two gloo processes equal one process on the whole batch."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import socket
+from pathlib import Path
+
+import torch
+import torch.distributed as dist
+import torch.multiprocessing as mp
+
+import dlformat as dlf
+
+EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "position_embedding_network.py"
+STEPS, BATCH, LENGTH = 4, 8, 12
+
+
+def _example():
+    spec = importlib.util.spec_from_file_location("position_embedding_network", EXAMPLE)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _batches():
+    example = _example()
+    generator = torch.Generator().manual_seed(7)
+    return [example.motif_batch(BATCH, LENGTH, generator) for _ in range(STEPS)]
+
+
+def _train(net, batches, rank=0, world=1):
+    """Adam steps on this rank's share of every batch; DDP averages the gradients over ranks."""
+    example = _example()
+    optimizer = torch.optim.Adam(dlf.param_groups(getattr(net, "module", net), lr=1e-2))
+    share = BATCH // world
+    for X, targets in batches:
+        part = dlf.dlarray(dlf.stripdims(X, "CBT")[:, rank * share : (rank + 1) * share], "CBT")
+        loss = example.cross_entropy(net(part), targets[rank * share : (rank + 1) * share])
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+
+
+def _worker(rank: int, world: int, port: int, folder: str) -> None:
+    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
+    dist.init_process_group("gloo", rank=rank, world_size=world)
+    try:
+        torch.manual_seed(0)
+        net = _example().build_network()
+        ddp = torch.nn.parallel.DistributedDataParallel(net)
+        _train(ddp, _batches(), rank, world)
+        torch.save(net.state_dict(), Path(folder) / f"rank{rank}.pt")
+    finally:
+        dist.destroy_process_group()
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def test_ddp_on_two_ranks_equals_one_process_on_the_combined_batch(tmp_path):
+    mp.spawn(_worker, args=(2, _free_port(), str(tmp_path)), nprocs=2, join=True)
+    torch.manual_seed(0)
+    single = _example().build_network()
+    start = {key: value.clone() for key, value in single.state_dict().items()}
+    _train(single, _batches())
+    ranks = [torch.load(tmp_path / f"rank{rank}.pt") for rank in range(2)]
+    for key, expected in single.state_dict().items():
+        assert not torch.equal(expected, start[key]), f"{key} did not train"
+        torch.testing.assert_close(ranks[0][key], ranks[1][key], rtol=0, atol=0)
+        torch.testing.assert_close(ranks[0][key], expected, rtol=0, atol=1e-5)

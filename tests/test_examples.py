@@ -1,0 +1,42 @@
+"""The examples run as users run them, and do what they say."""
+
+from __future__ import annotations
+
+import importlib.util
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+
+
+def load_example(name: str):
+    spec = importlib.util.spec_from_file_location(name, EXAMPLES / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_position_embedding_network_trains_saves_and_reloads(tmp_path):
+    done = subprocess.run(
+        [sys.executable, str(EXAMPLES / "position_embedding_network.py"), "--out", str(tmp_path)],
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    assert "64(C) × 2(B) × 20(T)" in out and "128(C) × 2(B) × 20(T)" in out  # analyzeNetwork's table
+    losses = [float(line.rsplit("loss", 1)[1]) for line in out.splitlines() if line.startswith("[")]
+    assert len(losses) >= 6 and losses[-1] < 0.5 * losses[0]
+    assert "reloaded network predicts identically: True" in out
+    assert (tmp_path / "learnables.mat").is_file()
+
+
+def test_the_loss_floor_is_what_the_task_allows():
+    """The first MOTIF words of a sequence are unpredictable, so the loss cannot fall below their share."""
+    example = load_example("position_embedding_network")
+    result = example.main(["--steps", "300", "--out", str(Path(__import__("tempfile").mkdtemp()))])
+    floor = example.MOTIF / 20 * np.log(example.VOCABULARY)
+    assert floor * 0.95 < np.mean(result["losses"][-20:]) < floor * 1.25
+    assert result["accuracy"] > 0.95
