@@ -20,16 +20,18 @@ def python_block(containing: str) -> str:
 def test_the_documentation_example_port_runs_and_adds_word_and_position_embeddings():
     namespace = {"torch": torch, "dlf": dlf}
     torch.manual_seed(0)
-    exec(compile(python_block("class Embeddings"), str(PORTING), "exec"), namespace)
+    exec(compile(python_block("dlf.addLayers(net, layers)"), str(PORTING), "exec"), namespace)
     X, Y, net = namespace["X"], namespace["Y"], namespace["net"]
     assert dlf.dims(Y) == "CBT" and tuple(Y.shape) == (64, 8, 20)
+    assert net.OutputNames == ("add",) and list(net.Connections)[-1] == ("wordemb", "add/in2")
     ids = dlf.stripdims(X)[0].long() - 1  # B × T, 0-based
-    words = net.wordemb.weight.detach()
-    positions = net.posemb.Weights.detach()
+    layers = {layer.Name: layer for layer in net.Layers}
+    words = layers["wordemb"].Weights.detach()  # Dimension × NumWords, as MATLAB stores it
+    positions = layers["posemb"].Weights.detach()
     got = dlf.stripdims(Y).detach()
     for b in range(8):
         for t in range(20):
-            torch.testing.assert_close(got[:, b, t], words[ids[b, t]] + positions[:, t], rtol=0, atol=0)
+            torch.testing.assert_close(got[:, b, t], words[:, ids[b, t]] + positions[:, t], rtol=0, atol=0)
 
 
 def test_the_formatted_array_snippet_matches_its_comments():
