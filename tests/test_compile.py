@@ -107,3 +107,26 @@ def test_sinusoidal_and_rotary_layers_compile_without_graph_breaks():
     compiled = torch.compile(step, fullgraph=True, backend="eager")
     X = dlf.dlarray(torch.randn(8, 2, 6), "CBT")
     torch.testing.assert_close(compiled(X), step(X), rtol=0, atol=0)
+
+
+def test_a_whole_dlnetwork_compiles_without_graph_breaks_and_exports():
+    torch.manual_seed(0)
+    layers = [
+        dlf.sequenceInputLayer(1, Name="input"),
+        dlf.wordEmbeddingLayer(16, 32, Name="wordemb"),
+        dlf.positionEmbeddingLayer(16, 32, Name="posemb"),
+        dlf.additionLayer(2, Name="add"),
+        dlf.layerNormalizationLayer(),
+        dlf.selfAttentionLayer(2, 16, AttentionMask="causal"),
+        dlf.fullyConnectedLayer(32),
+        dlf.geluLayer(),
+        dlf.softmaxLayer(),
+    ]
+    net = dlf.initialize(
+        dlf.connectLayers(dlf.addLayers(dlf.dlnetwork(), layers), "wordemb", "add/in2")
+    ).eval()
+    X = dlf.dlarray(torch.randint(1, 33, (1, 3, 9)).float(), "CBT")
+    compiled = torch.compile(net, fullgraph=True, backend="eager")
+    torch.testing.assert_close(dlf.stripdims(compiled(X)), dlf.stripdims(net(X)))
+    program = torch.export.export(net, (X,))
+    torch.testing.assert_close(dlf.stripdims(program.module()(X)), dlf.stripdims(net(X)))
