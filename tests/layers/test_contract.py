@@ -13,6 +13,7 @@ import pytest
 import torch
 
 import dlformat as dlf
+from dlformat.io import load_learnables, save_learnables
 from dlformat.layers import Layer
 
 from ..conftest import DEVICES, FLOAT_DTYPES
@@ -128,6 +129,17 @@ class TestLayerContract:
         torch.testing.assert_close(
             dlf.stripdims(call(fresh, X)), dlf.stripdims(call(layer, X)), rtol=0, atol=0
         )
+
+    def test_learnables_round_trip_through_a_mat_file(self, factory, fmt, sizes, tmp_path):
+        layer, fresh = factory().eval(), factory().eval()
+        if not layer.learnables:
+            pytest.skip("the layer has no learnable parameters")
+        layer.Name = fresh.Name = layer.Name or "layer"
+        save_learnables(layer, tmp_path / "learnables.mat")
+        result = load_learnables(fresh, tmp_path / "learnables.mat")
+        assert not result.missing and not result.unexpected
+        for name in layer.learnables:
+            assert torch.equal(getattr(fresh, name), getattr(layer, name)), name
 
     def test_config_round_trips(self, factory, fmt, sizes):
         layer = factory()
