@@ -86,21 +86,15 @@ def analyzeNetwork(net: DLNetwork, *X: Any, show: bool = True) -> NetworkAnalysi
     outputs: dict[str, str] = {}
     error = failed = None
     try:
-        # lazy layers create their learnables during this run, as initialize(net) would
-        examples = X or net.example_inputs(next((p.device for p in net.parameters()), None))
         hooks = [
             layer.register_forward_hook(
                 lambda module, args, result, name=name: outputs.__setitem__(name, _describe(result))
             )
             for name, layer in net.layers.items()
         ]
-        was_training = net.training
-        net.eval()
         try:
-            with torch.no_grad():
-                net(*examples)
+            net.run_example(X)  # lazy layers create their learnables here, as initialize(net) would
         finally:
-            net.train(was_training)
             for hook in hooks:
                 hook.remove()
     except DLFormatError as caught:

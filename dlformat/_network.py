@@ -285,6 +285,21 @@ class DLNetwork(nn.Module):
             examples.append(dlarray(torch.ones(shape, device=device), layer.InputFormat))
         return tuple(examples)
 
+    def run_example(self, examples: tuple[Any, ...] = ()) -> Any:
+        """Run ``examples`` (default: :meth:`example_inputs`) once: inference mode, no gradients.
+
+        Lazy layers create their learnables on the way, which is what ``initialize`` relies on.
+        """
+        if not examples:
+            examples = self.example_inputs(next((parameter.device for parameter in self.parameters()), None))
+        was_training = self.training
+        self.eval()
+        try:
+            with torch.no_grad():
+                return self(*examples)
+        finally:
+            self.train(was_training)
+
     # -- display ---------------------------------------------------------------------------
     def __repr__(self) -> str:
         names = ", ".join(f"'{name}'" for name in self.InputNames)
@@ -450,16 +465,7 @@ def initialize(net: DLNetwork, *examples: Any) -> DLNetwork:
     small example; otherwise pass one example per input (``net.InputNames`` order). The
     examples are run once in inference mode without gradients. Returns ``net``.
     """
-    if not examples:
-        device = next((parameter.device for parameter in net.parameters()), None)
-        examples = net.example_inputs(device)
-    was_training = net.training
-    net.eval()
-    try:
-        with torch.no_grad():
-            net(*examples)
-    finally:
-        net.train(was_training)
+    net.run_example(examples)
     return net
 
 

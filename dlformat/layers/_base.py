@@ -121,6 +121,16 @@ class Layer(nn.Module):
         self._factors = {name: dict.fromkeys(FACTOR_KINDS, 1.0) for name in self.learnables}
         type(self).Name.initialize(self, Name)
 
+    def _assign(self, **values: Any) -> None:
+        """Set properties from the constructor, in order: read-only ones too, factors included."""
+        cls = type(self)
+        for name, value in values.items():
+            descriptor = getattr(cls, name)
+            if isinstance(descriptor, Property):
+                descriptor.initialize(self, value)
+            else:
+                setattr(self, name, value)
+
     # -- learnables ---------------------------------------------------------------------
     def _learnable_shape(self, name: str) -> tuple[int, ...]:
         raise NotImplementedError

@@ -142,25 +142,25 @@ class SelfAttentionLayer(Layer):
         dtype: torch.dtype | None = None,
     ) -> None:
         super().__init__(Name)
-        cls = type(self)
-        for prop, value in (
-            (cls.NumHeads, NumHeads),
-            (cls.NumKeyChannels, NumKeyChannels),
-            (cls.NumValueChannels, NumValueChannels),
-            (cls.OutputSize, OutputSize),
-            (cls.AttentionMask, AttentionMask),
-            (cls.DropoutProbability, DropoutProbability),
-            (cls.InputSize, InputSize),
-            (cls.WeightsInitializer, WeightsInitializer),
-            (cls.BiasInitializer, BiasInitializer),
-        ):
-            prop.initialize(self, value)
+        self._assign(
+            NumHeads=NumHeads,
+            NumKeyChannels=NumKeyChannels,
+            NumValueChannels=NumValueChannels,
+            OutputSize=OutputSize,
+            AttentionMask=AttentionMask,
+            DropoutProbability=DropoutProbability,
+            InputSize=InputSize,
+            WeightsInitializer=WeightsInitializer,
+            BiasInitializer=BiasInitializer,
+            WeightLearnRateFactor=WeightLearnRateFactor,
+            BiasLearnRateFactor=BiasLearnRateFactor,
+            WeightL2Factor=WeightL2Factor,
+            BiasL2Factor=BiasL2Factor,
+        )
         if self.NumValueChannels == "auto":
             self._properties["NumValueChannels"] = self.NumKeyChannels
         _divisible_by_heads(self, "NumKeyChannels", self.NumKeyChannels)
         _divisible_by_heads(self, "NumValueChannels", int(self.NumValueChannels))
-        self.WeightLearnRateFactor, self.BiasLearnRateFactor = WeightLearnRateFactor, BiasLearnRateFactor
-        self.WeightL2Factor, self.BiasL2Factor = WeightL2Factor, BiasL2Factor
         if self.InputSize != "auto" and self.OutputSize == "auto":
             self._properties["OutputSize"] = self.InputSize
         self._init_learnables({}, device, dtype)

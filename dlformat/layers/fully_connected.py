@@ -114,16 +114,19 @@ class FullyConnectedLayer(Layer):
         dtype: torch.dtype | None = None,
     ) -> None:
         super().__init__(Name)
-        cls = type(self)
-        cls.OutputSize.initialize(self, OutputSize)
-        cls.InputSize.initialize(self, InputSize)
+        self._assign(
+            OutputSize=OutputSize,
+            InputSize=InputSize,
+            WeightsInitializer=WeightsInitializer,
+            BiasInitializer=BiasInitializer,
+            WeightLearnRateFactor=WeightLearnRateFactor,
+            BiasLearnRateFactor=BiasLearnRateFactor,
+            WeightL2Factor=WeightL2Factor,
+            BiasL2Factor=BiasL2Factor,
+        )
         shape = getattr(Weights, "shape", ())
         if self.InputSize == "auto" and len(shape) == 2 and shape[1] > 0:
             self._properties["InputSize"] = int(shape[1])  # MATLAB takes InputSize from given Weights
-        cls.WeightsInitializer.initialize(self, WeightsInitializer)
-        cls.BiasInitializer.initialize(self, BiasInitializer)
-        self.WeightLearnRateFactor, self.BiasLearnRateFactor = WeightLearnRateFactor, BiasLearnRateFactor
-        self.WeightL2Factor, self.BiasL2Factor = WeightL2Factor, BiasL2Factor
         self._init_learnables({"Weights": Weights, "Bias": Bias}, device, dtype)
 
     def _learnable_shape(self, name: str) -> tuple[int, ...]:

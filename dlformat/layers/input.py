@@ -46,7 +46,7 @@ class _InputLayer(Layer):
     )
 
     def _init_normalization(self, normalization: str, mean: object, deviation: object) -> None:
-        type(self).Normalization.initialize(self, normalization)
+        self._assign(Normalization=normalization)
         for name, value in (("Mean", mean), ("StandardDeviation", deviation)):
             statistic = _statistic(name, value)
             if statistic is not None and statistic.numel() not in (1, self._channels):
@@ -161,8 +161,7 @@ class SequenceInputLayer(_InputLayer):
         Name: str = "",
     ) -> None:
         super().__init__(Name)
-        type(self).InputSize.initialize(self, InputSize)
-        type(self).MinLength.initialize(self, MinLength)
+        self._assign(InputSize=InputSize, MinLength=MinLength)
         self._init_normalization(Normalization, Mean, StandardDeviation)
 
     @property
@@ -209,7 +208,7 @@ class FeatureInputLayer(_InputLayer):
         Name: str = "",
     ) -> None:
         super().__init__(Name)
-        type(self).NumFeatures.initialize(self, NumFeatures)
+        self._assign(NumFeatures=NumFeatures)
         self._init_normalization(Normalization, Mean, StandardDeviation)
 
     @property

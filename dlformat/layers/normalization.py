@@ -107,17 +107,20 @@ class LayerNormalizationLayer(Layer):
         dtype: torch.dtype | None = None,
     ) -> None:
         super().__init__(Name)
-        cls = type(self)
-        cls.Epsilon.initialize(self, Epsilon)
-        cls.OperationDimension.initialize(self, OperationDimension)
-        cls.NumChannels.initialize(self, NumChannels)
+        self._assign(
+            Epsilon=Epsilon,
+            OperationDimension=OperationDimension,
+            NumChannels=NumChannels,
+            OffsetInitializer=OffsetInitializer,
+            ScaleInitializer=ScaleInitializer,
+            OffsetLearnRateFactor=OffsetLearnRateFactor,
+            ScaleLearnRateFactor=ScaleLearnRateFactor,
+            OffsetL2Factor=OffsetL2Factor,
+            ScaleL2Factor=ScaleL2Factor,
+        )
         given = next((value for value in (Offset, Scale) if value is not None), None)
         if self.NumChannels == "auto" and len(getattr(given, "shape", ())) == 2:
-            self._properties["NumChannels"] = int(given.shape[0])
-        cls.OffsetInitializer.initialize(self, OffsetInitializer)
-        cls.ScaleInitializer.initialize(self, ScaleInitializer)
-        self.OffsetLearnRateFactor, self.ScaleLearnRateFactor = OffsetLearnRateFactor, ScaleLearnRateFactor
-        self.OffsetL2Factor, self.ScaleL2Factor = OffsetL2Factor, ScaleL2Factor
+            self._properties["NumChannels"] = int(given.shape[0])  # as MATLAB, from the given values
         self._init_learnables({"Offset": Offset, "Scale": Scale}, device, dtype)
 
     def _learnable_shape(self, name: str) -> tuple[int, ...]:

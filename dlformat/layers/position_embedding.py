@@ -109,14 +109,15 @@ class PositionEmbeddingLayer(Layer):
         generator: torch.Generator | None = None,
     ) -> None:
         super().__init__(Name)
-        cls = type(self)
-        cls.OutputSize.initialize(self, OutputSize)
-        cls.MaxPosition.initialize(self, MaxPosition)
-        cls.PositionDimension.initialize(self, PositionDimension)
-        cls.WeightsInitializer.initialize(self, WeightsInitializer)
-        cls.PositionOffset.initialize(self, PositionOffset)
-        self.WeightLearnRateFactor = WeightLearnRateFactor
-        self.WeightL2Factor = WeightL2Factor
+        self._assign(
+            OutputSize=OutputSize,
+            MaxPosition=MaxPosition,
+            PositionDimension=PositionDimension,
+            WeightsInitializer=WeightsInitializer,
+            PositionOffset=PositionOffset,
+            WeightLearnRateFactor=WeightLearnRateFactor,
+            WeightL2Factor=WeightL2Factor,
+        )
         self._init_learnables({"Weights": Weights}, device, dtype, generator)
 
     def _learnable_shape(self, name: str) -> tuple[int, ...]:

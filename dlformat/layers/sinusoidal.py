@@ -87,10 +87,7 @@ class SinusoidalPositionEncodingLayer(Layer):
         self, OutputSize: int, *, Positions: str = "auto", PositionOffset: int = 0, Name: str = ""
     ) -> None:
         super().__init__(Name)
-        cls = type(self)
-        cls.OutputSize.initialize(self, OutputSize)
-        cls.Positions.initialize(self, Positions)
-        cls.PositionOffset.initialize(self, PositionOffset)
+        self._assign(OutputSize=OutputSize, Positions=Positions, PositionOffset=PositionOffset)
 
     def forward(self, X: DLArray) -> DLArray:
         mode = self._mode(X)

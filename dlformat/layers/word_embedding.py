@@ -84,13 +84,14 @@ class WordEmbeddingLayer(Layer):
         dtype: torch.dtype | None = None,
     ) -> None:
         super().__init__(Name)
-        cls = type(self)
-        cls.Dimension.initialize(self, Dimension)
-        cls.NumWords.initialize(self, NumWords)
-        cls.OOVMode.initialize(self, OOVMode)
-        cls.WeightsInitializer.initialize(self, WeightsInitializer)
-        self.WeightLearnRateFactor = WeightLearnRateFactor
-        self.WeightL2Factor = WeightL2Factor
+        self._assign(
+            Dimension=Dimension,
+            NumWords=NumWords,
+            OOVMode=OOVMode,
+            WeightsInitializer=WeightsInitializer,
+            WeightLearnRateFactor=WeightLearnRateFactor,
+            WeightL2Factor=WeightL2Factor,
+        )
         self._init_learnables({"Weights": Weights}, device, dtype)
 
     def _learnable_shape(self, name: str) -> tuple[int, ...]:
