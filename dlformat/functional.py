@@ -7,6 +7,7 @@ from collections.abc import Callable
 from functools import lru_cache
 from typing import Any, NamedTuple
 
+import einops
 import torch
 
 from . import _format, _validate
@@ -79,6 +80,25 @@ def _data_value_plan(fmt: str) -> tuple[str, str, str]:
 
 
 _values_plan = constant_under_compile(_data_value_plan)
+
+
+def _per_element(
+    X: Any, what: str, caller: Callable[[], str]
+) -> tuple[torch.Tensor, Callable[[torch.Tensor], DLArray]]:
+    """For layers that read one value per element: the values without ``C``, and how to place
+    the channel vectors computed from them (``(..., channels)``) in ``C``'s place.
+
+    ``what`` says what each element holds, for the error when ``C`` has more than one entry.
+    """
+    data = _require_formatted(X, caller)._data
+    if "C" in X._fmt and data.shape[X._fmt.index("C")] != 1:
+        raise DLFormatError(
+            f'{caller()} reads one {what} per element, so the input\'s "C" must have size 1 (or be '
+            f"absent); it has size {data.shape[X._fmt.index('C')]}"
+        )
+    output, drop, place = _values_plan(X._fmt)
+    values = einops.rearrange(data, drop) if "C" in X._fmt else data
+    return values, lambda vectors: DLArray._wrap(einops.rearrange(vectors, place), output)
 
 
 def _require_formatted(X: Any, caller: Callable[[], str]) -> DLArray:

@@ -5,7 +5,6 @@ from __future__ import annotations
 from functools import lru_cache, partial
 from typing import Any
 
-import einops
 import torch
 
 from .. import _validate
@@ -14,9 +13,8 @@ from .._errors import DLFormatError
 from ..functional import (
     _broadcast,
     _channels_fastest,
+    _per_element,
     _position_plan_of,
-    _require_formatted,
-    _values_plan,
     sinusoid,
 )
 from ._base import Layer, Property, matlab_constructor
@@ -113,17 +111,9 @@ class SinusoidalPositionEncodingLayer(Layer):
         return "spatial-indices" if X._fmt.count("S") == 1 else "data-values"
 
     def _encode_values(self, X: Any) -> DLArray:
-        data = _require_formatted(X, self._caller)._data
-        if "C" in X._fmt and data.shape[X._fmt.index("C")] != 1:
-            raise DLFormatError(
-                f'{self._caller()}: Positions "data-values" reads one position per element, so the '
-                f'input\'s "C" must have size 1 (or be absent); it has size {data.shape[X._fmt.index("C")]}'
-            )
-        output, drop, place = _values_plan(X._fmt)
-        values = einops.rearrange(data, drop) if "C" in X._fmt else data
-        encoded = sinusoid(values, self.OutputSize)
-        dtype = data.dtype if data.is_floating_point() else torch.float32
-        return DLArray._wrap(einops.rearrange(encoded, place).to(dtype), output)
+        values, place = _per_element(X, "position", lambda: f'{self._caller()} with Positions "data-values"')
+        dtype = values.dtype if values.is_floating_point() else torch.float32
+        return place(sinusoid(values, self.OutputSize).to(dtype))
 
     def _display_groups(self) -> list[tuple[str, list[str]]]:
         return [("", ["Name", "OutputSize", "Positions", "PositionOffset"])]

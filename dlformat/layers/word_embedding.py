@@ -6,7 +6,6 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any
 
-import einops
 import torch
 import torch.nn.functional as F
 from torch import nn
@@ -14,7 +13,7 @@ from torch import nn
 from .. import _validate
 from .._dlarray import DLArray
 from .._errors import DLFormatError
-from ..functional import _require_formatted, _values_plan
+from ..functional import _per_element
 from . import _initializers
 from ._base import FactorProperty, Layer, Property, matlab_constructor
 
@@ -101,18 +100,8 @@ class WordEmbeddingLayer(Layer):
         return self.WeightsInitializer, self.NumWords, self.Dimension
 
     def forward(self, X: DLArray) -> DLArray:
-        X = _require_formatted(X, self._caller)
-        data = X._data
-        if "C" in X._fmt and data.shape[X._fmt.index("C")] != 1:
-            raise DLFormatError(
-                f'{self._caller()} reads one word index per element, so the input\'s "C" must have size 1 '
-                f"(or be absent); it has size {data.shape[X._fmt.index('C')]}"
-            )
-        output, drop, place = _values_plan(X._fmt)
-        indices = einops.rearrange(data, drop) if "C" in X._fmt else data
-        rows = self._rows(indices.detach())
-        vectors = F.embedding(rows, self.Weights.t())
-        return DLArray._wrap(einops.rearrange(vectors, place), output)
+        indices, place = _per_element(X, "word index", self._caller)
+        return place(F.embedding(self._rows(indices.detach()), self.Weights.t()))
 
     def _rows(self, indices: torch.Tensor) -> torch.Tensor:
         """0-based rows for 1-based word indices, out-of-vocabulary ones mapped or refused."""
