@@ -10,7 +10,7 @@ import torch
 from . import _validate
 from ._dlarray import DLArray
 from ._errors import DLFormatError
-from ._network import DLNetwork
+from ._network import DLNetwork, learnables_summary, text_table
 
 __all__ = ["NetworkAnalysis", "analyzeNetwork"]
 
@@ -35,17 +35,11 @@ class NetworkAnalysis:
     inputs: tuple[str, ...] = field(default=())
 
     def __str__(self) -> str:
-        header = ("#", "Name", "Type", "Activations", "Learnables", "Count")
-        cells = [header] + [
+        rows = (
             (str(index), row.Name, row.Type, row.Activations or "—", row.Learnables or "—", f"{row.Count:,}")
             for index, row in enumerate(self.rows, 1)
-        ]
-        widths = [max(len(row[i]) for row in cells) for i in range(len(header))]
-        lines = [
-            "  ".join(f"{cell:<{width}}" for cell, width in zip(row, widths, strict=True)).rstrip()
-            for row in cells
-        ]
-        lines.insert(1, "  ".join("-" * width for width in widths))
+        )
+        lines = text_table(("#", "Name", "Type", "Activations", "Learnables", "Count"), rows)
         lines.append(f"Total learnables: {self.total:,}")
         if self.error:
             lines.append(f"Formats stop flowing at layer '{self.failed_layer}': {self.error}")
@@ -58,13 +52,6 @@ def _describe(value: Any) -> str:
     if isinstance(value, (DLArray, torch.Tensor)):
         return _validate.matlab_size(tuple(value.shape))
     return type(value).__name__
-
-
-def _learnables_cell(learnables: list[tuple[str, torch.Tensor]]) -> str:
-    shown = [f"{name} {_validate.matlab_size(tuple(value.shape))}" for name, value in learnables]
-    if len(shown) > 3:  # selfAttentionLayer's eight arrays would swamp the table
-        shown = [*shown[:2], f"… ({len(shown)} arrays)"]
-    return ", ".join(shown)
 
 
 def analyzeNetwork(net: DLNetwork, *X: Any, show: bool = True) -> NetworkAnalysis:
@@ -103,16 +90,8 @@ def analyzeNetwork(net: DLNetwork, *X: Any, show: bool = True) -> NetworkAnalysi
         failed = next((step.name for step in steps if step.name not in outputs), None)
     rows = []
     for name, layer in net.layers.items():
-        learnables = [(p, getattr(layer, p)) for p in layer.learnables if getattr(layer, p) is not None]
-        rows.append(
-            LayerReport(
-                Name=name,
-                Type=layer.matlab_type,
-                Activations=outputs.get(name, ""),
-                Learnables=_learnables_cell(learnables),
-                Count=sum(v.numel() for _, v in learnables),
-            )
-        )
+        shown, count = learnables_summary(layer)
+        rows.append(LayerReport(name, layer.matlab_type, outputs.get(name, ""), shown, count))
     analysis = NetworkAnalysis(rows, sum(row.Count for row in rows), error, failed, net.InputNames)
     if show:
         print(analysis)

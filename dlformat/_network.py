@@ -36,6 +36,28 @@ __all__ = [
 Port = tuple[str, str]  # (layer name, port name)
 
 
+def text_table(
+    columns: Sequence[str], rows: Iterable[Sequence[str]], rule: str = "-", gap: int = 2
+) -> list[str]:
+    """Left-aligned text columns with a rule under the header (for MATLAB-like displays)."""
+    cells = [tuple(columns), *(tuple(row) for row in rows)]
+    widths = [max(len(row[i]) for row in cells) for i in range(len(columns))]
+    lines = [
+        (" " * gap).join(f"{c:<{w}}" for c, w in zip(row, widths, strict=True)).rstrip() for row in cells
+    ]
+    lines.insert(1, (" " * gap).join(rule * width for width in widths))
+    return lines
+
+
+def learnables_summary(layer: Layer) -> tuple[str, int]:
+    """``("Weights 64×128, Bias 64×1", count)`` for a layer's existing learnables."""
+    values = [(name, getattr(layer, name)) for name in layer.learnables if getattr(layer, name) is not None]
+    shown = [f"{name} {_validate.matlab_size(tuple(value.shape))}" for name, value in values]
+    if len(shown) > 3:  # selfAttentionLayer's eight arrays would swamp a table
+        shown = [*shown[:2], f"… ({len(shown)} arrays)"]
+    return ", ".join(shown), sum(value.numel() for _, value in values)
+
+
 class Table:
     """A small read-only table, like MATLAB's: ``table.Source`` is a column, ``table[0]`` a row."""
 
@@ -66,12 +88,7 @@ class Table:
                 )
             return str(value)
 
-        cells = [self.columns, *([show(value) for value in row] for row in self.rows)]
-        widths = [max(len(row[i]) for row in cells) for i in range(len(self.columns))]
-        lines = [
-            "    ".join(f"{cell:<{width}}" for cell, width in zip(row, widths, strict=True)) for row in cells
-        ]
-        lines.insert(1, "    ".join("_" * width for width in widths))
+        lines = text_table(self.columns, ([show(value) for value in row] for row in self.rows), "_", 4)
         return f"{len(self.rows)}×{len(self.columns)} table\n\n" + "\n".join("    " + line for line in lines)
 
 
@@ -314,11 +331,14 @@ class DLNetwork(nn.Module):
             f"    OutputNames: {{{outputs}}}",
             f"    Initialized: {int(self.Initialized)}",
             "",
-            "  Layers:",
         ]
-        width = max((len(name) for name in self.layers), default=0) + 2
+        rows, total = [], 0
         for index, (name, layer) in enumerate(self.layers.items(), 1):
-            lines.append(f"    {index:>3}   {f'{name!r}':<{width}}  {layer.matlab_type}")
+            shown, count = learnables_summary(layer)
+            rows.append((str(index), name, layer.matlab_type, shown or "—", f"{count:,}"))
+            total += count
+        lines += ["  " + line for line in text_table(("#", "Name", "Type", "Learnables", "Count"), rows)]
+        lines.append(f"  Total learnables: {total:,}")
         return "\n".join(lines)
 
 

@@ -268,7 +268,11 @@ def test_print_shows_matlabs_summary():
     text = repr(dlf.initialize(doc_example()))
     assert text.startswith("dlnetwork with properties:")
     assert "Learnables: [12×3 table]" in text and "InputNames: {'input'}" in text and "Initialized: 1" in text
-    assert "'selfattention'  Self-Attention" in text
+    assert (
+        "5  selfattention  Self-Attention      QueryWeights 256×64, KeyWeights 256×64, … (8 arrays)  66,368"
+        in text
+    )
+    assert "Total learnables: 91,072" in text
 
 
 def test_analyze_network_reports_formats_layer_by_layer(capsys):
