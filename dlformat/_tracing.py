@@ -5,8 +5,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TypeVar
 
-import torch
-
 F = TypeVar("F", bound=Callable[..., object])
 
 
@@ -23,4 +21,9 @@ def constant_under_compile(plan: F) -> F:
 
     call.__name__ = getattr(plan, "__name__", "plan")
     call.__doc__ = plan.__doc__
-    return torch.compiler.assume_constant_result(call)  # type: ignore[return-value]
+    # What torch.compiler.assume_constant_result does, without importing torch._dynamo at
+    # `import dlformat`: that import costs about a second, and on this machine it also made
+    # later large first-touch allocations (a 200 MB load) twice as slow. tests/test_compile.py
+    # fails if dynamo stops honouring the mark.
+    call._dynamo_marked_constant = True  # type: ignore[attr-defined]
+    return call  # type: ignore[return-value]

@@ -130,3 +130,13 @@ def test_a_whole_dlnetwork_compiles_without_graph_breaks_and_exports():
     torch.testing.assert_close(dlf.stripdims(compiled(X)), dlf.stripdims(net(X)))
     program = torch.export.export(net, (X,))
     torch.testing.assert_close(dlf.stripdims(program.module()(X)), dlf.stripdims(net(X)))
+
+
+def test_importing_dlformat_leaves_dynamo_unimported():
+    """The compile marks are plain attributes: `import dlformat` must not pay for importing torch._dynamo."""
+    import subprocess
+    import sys
+
+    code = "import sys, dlformat, dlformat.io; print('torch._dynamo' in sys.modules)"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "False"

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from .._errors import DLFormatError
-from . import _matv5, _matv73, _scan, _values
+from . import _direct, _matv5, _matv73, _scan, _values
 from ._learnables import load_learnables, save_learnables
 
 __all__ = ["load_learnables", "loadmat", "save_learnables", "savemat", "whos"]
@@ -75,8 +75,20 @@ def loadmat(path: str | os.PathLike[str], variable_names: Iterable[str] | None =
     objects = [variable for variable in variables if variable.is_object and variable.name in wanted]
     if objects:
         raise _values.object_error(objects[0].name, objects[0].matlab_class)
+    once = {name for name in names if names.count(name) == 1}
+    direct = {
+        variable.name: variable.direct
+        for variable in variables
+        if variable.direct is not None
+        and variable.direct.nbytes >= _direct.MIN_BYTES
+        and variable.name in once
+    }
     try:
-        return _matv5.read(path, wanted)
+        loaded = _matv5.read(path, [name for name in wanted if name not in direct])
+        if any(name in direct for name in wanted):
+            with open(path, "rb") as file:
+                loaded |= {name: _direct.read(file, direct[name], name) for name in wanted if name in direct}
+        return {name: loaded[name] for name in wanted if name in loaded}
     except (DLFormatError, MemoryError):
         raise
     except Exception as error:  # SciPy raises many types for broken files

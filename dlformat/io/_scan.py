@@ -38,6 +38,33 @@ CLASS_NAMES = {
 OBJECT_CLASSES = {3, 16, 17}
 
 
+# MATLAB class number -> (the data type that stores it without conversion, NumPy type code)
+NATIVE_STORAGE = {
+    6: (MI_DOUBLE, "f8"), 7: (MI_SINGLE, "f4"), 8: (MI_INT8, "i1"), 9: (MI_UINT8, "u1"),
+    10: (MI_INT16, "i2"), 11: (MI_UINT16, "u2"), 12: (MI_INT32, "i4"), 13: (MI_UINT32, "u4"),
+    14: (MI_INT64, "i8"), 15: (MI_UINT64, "u8"),
+}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class DirectRead:
+    """Where a top-level real numeric array's values lie, stored in its own class.
+
+    For such an array SciPy's result is exactly these bytes, reshaped; reading them straight
+    into the array (inflating a compressed variable chunk by chunk) avoids holding the file's
+    bytes and the array at once. ``offset`` is the values' file offset, or for a compressed
+    variable the offset of its compressed data, in which the values start ``skip`` bytes
+    into the inflated stream.
+    """
+
+    dtype: str  # NumPy dtype in the file's byte order, e.g. "<f4"
+    dims: tuple[int, ...]
+    nbytes: int
+    offset: int
+    compressed: int | None = None  # compressed bytes, or None for uncompressed values
+    skip: int = 0
+
+
 @dataclass(frozen=True)
 class Variable:
     """A top-level variable as its header declares it."""
@@ -46,6 +73,7 @@ class Variable:
     matlab_class: str  # "double", "cell", ..., or the class of an object ("string", "inline", ...)
     dims: tuple[int, ...]
     is_object: bool  # a MATLAB object, function handle or opaque class: no plain data
+    direct: DirectRead | None = None  # set for real numeric arrays stored in their own class
 
 
 def file_version(head: bytes) -> int:
@@ -150,6 +178,8 @@ class _ZlibSource(_Source):
 class _Walker:
     def __init__(self, byte_order: str) -> None:
         self.order = byte_order
+        self.position = lambda: 0  # where the next byte of the current top-level stream lies
+        self.values_at: tuple[int, int] | None = None  # (stream position, data type) of top-level values
 
     def tag(self, source: _Source, what: str) -> tuple[int, int, bytes | None]:
         """(type, nbytes, data if the small element format holds it)."""
@@ -258,7 +288,16 @@ class _Walker:
         else:
             parts = ("values", "imaginary values") if complex_ else ("values",)
             for part in parts:
+                start = self.position()
                 kind, nbytes = self.skip_element(source, f"{label} ({part})", final=part == parts[-1])
+                if (
+                    depth == 0
+                    and not complex_
+                    and not logical
+                    and NATIVE_STORAGE.get(mclass, (0,))[0] == kind
+                    and nbytes > 4  # larger values never sit in the tag's small format
+                ):
+                    self.values_at = (start + 8, kind)
                 size = _NUMERIC_TYPES.get(kind, 1)
                 if nbytes != count * size and not (mclass == 4 and kind in (MI_UTF8, MI_UTF16)):
                     raise DLFormatError(
@@ -322,12 +361,15 @@ def scan(file: BinaryIO, size: int) -> tuple[int, list[Variable]]:
         offset = size - source.remaining
         what = f"variable {len(variables) + 1}"
         kind, nbytes, small = walker.tag(source, what)
+        walker.values_at = None
         if kind == MI_COMPRESSED:
             if nbytes > source.remaining:
                 raise DLFormatError(
                     f"{what} declares {nbytes} compressed bytes but only {source.remaining} remain"
                 )
             inner_source = _ZlibSource(file, nbytes)
+            data_offset, inflatable = file.tell(), inner_source.remaining
+            walker.position = lambda source=inner_source, total=inflatable: total - source.remaining
             inner_kind, inner_bytes, _ = walker.tag(inner_source, what)
             if inner_kind != MI_MATRIX:
                 raise DLFormatError(f"{what} is not a matrix (data type {inner_kind})")
@@ -339,9 +381,14 @@ def scan(file: BinaryIO, size: int) -> tuple[int, list[Variable]]:
             variable = walker.matrix(bounded, what, 0)
             inner_source.finish()
             source.remaining -= nbytes
+            if walker.values_at is not None:
+                variable = _with_direct(variable, walker, data_offset, nbytes)
         elif kind == MI_MATRIX and small is None:
             bounded = _Bounded(source, nbytes)
+            walker.position = file.tell
             variable = walker.matrix(bounded, what, 0)
+            if walker.values_at is not None:
+                variable = _with_direct(variable, walker, walker.values_at[0], None)
             bounded.close(what)
             source.skip(-nbytes % 8, what)
         else:
@@ -351,6 +398,24 @@ def scan(file: BinaryIO, size: int) -> tuple[int, list[Variable]]:
     if source.remaining:
         raise DLFormatError(f"the file ends with {source.remaining} stray bytes after its last variable")
     return 5, variables
+
+
+def _with_direct(variable: Variable, walker: _Walker, offset: int, compressed: int | None) -> Variable:
+    """``variable`` with the plan for reading its values straight into an array."""
+    values_at, kind = walker.values_at  # type: ignore[misc]
+    code = next(code for mi, code in NATIVE_STORAGE.values() if mi == kind)
+    count = 1
+    for size in variable.dims:
+        count *= size
+    plan = DirectRead(
+        dtype=walker.order + code,
+        dims=variable.dims,
+        nbytes=count * _NUMERIC_TYPES[kind],
+        offset=offset,
+        compressed=compressed,
+        skip=values_at if compressed is not None else 0,
+    )
+    return Variable(variable.name, variable.matlab_class, variable.dims, variable.is_object, plan)
 
 
 _V4_SIZES = {0: 8, 1: 4, 2: 4, 3: 2, 4: 2, 5: 1}
