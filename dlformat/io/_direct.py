@@ -16,7 +16,7 @@ import numpy as np
 from .._errors import DLFormatError
 from ._scan import DirectRead
 
-CHUNK = 1 << 20
+CHUNK = 1 << 16  # below glibc's mmap threshold: each chunk reuses warm heap memory, no fresh pages
 MIN_BYTES = 1 << 20
 """Smaller arrays go through SciPy like everything else: the saving only matters for large ones."""
 
