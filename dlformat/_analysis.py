@@ -86,7 +86,7 @@ def analyzeNetwork(net: DLNetwork, *X: Any, show: bool = True) -> NetworkAnalysi
                 hook.remove()
     except DLFormatError as caught:
         error = str(caught)
-        steps = net._compiled_schedule()
+        steps = net._compiled_schedule().steps
         failed = next((step.name for step in steps if step.name not in outputs), None)
     rows = []
     for name, layer in net.layers.items():

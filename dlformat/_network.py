@@ -92,6 +92,12 @@ class Table:
         return f"{len(self.rows)}×{len(self.columns)} table\n\n" + "\n".join("    " + line for line in lines)
 
 
+class _Schedule(NamedTuple):
+    steps: list[_Step]
+    input_names: tuple[str, ...]
+    outputs: tuple[Port, ...]  # the default outputs, net.OutputNames resolved
+
+
 class _Step(NamedTuple):
     name: str
     layer: Layer
@@ -122,7 +128,7 @@ class DLNetwork(nn.Module):
         super().__init__()
         self.layers = nn.ModuleDict()
         self._links: dict[Port, Port] = {}  # destination port -> source port
-        self._schedule: list[_Step] | None = None
+        self._schedule: _Schedule | None = None
 
     # -- MATLAB properties --------------------------------------------------------------------
     @property
@@ -208,9 +214,10 @@ class DLNetwork(nn.Module):
     def _changed(self) -> None:
         self._schedule = None
 
-    def _compiled_schedule(self) -> list[_Step]:
+    def _compiled_schedule(self) -> _Schedule:
         if self._schedule is None:
-            self._schedule = self._build_schedule()
+            outputs = tuple(self._resolve(name, "out") for name in self.OutputNames)
+            self._schedule = _Schedule(self._build_schedule(), self.InputNames, outputs)
         return self._schedule
 
     def _build_schedule(self) -> list[_Step]:
@@ -259,8 +266,7 @@ class DLNetwork(nn.Module):
     # -- running ---------------------------------------------------------------------------
     def forward(self, *inputs: Any, Outputs: Sequence[str] | str | None = None) -> Any:
         """Run the network in its current train/eval mode; see :func:`forward` and :func:`predict`."""
-        steps = self._compiled_schedule()
-        names = self.InputNames
+        steps, names, outputs = self._compiled_schedule()
         if len(inputs) != len(names):
             raise DLFormatError(
                 f"the network has {len(names)} input(s) ({', '.join(names) or 'none'}); got {len(inputs)}. "
@@ -279,10 +285,11 @@ class DLNetwork(nn.Module):
                 values.update(
                     zip(((step.name, port) for port in step.layer.OutputNames), result, strict=True)
                 )
-        wanted = (
-            self.OutputNames if Outputs is None else ((Outputs,) if isinstance(Outputs, str) else Outputs)
-        )
-        results = tuple(values[self._resolve(name, "out")] for name in wanted)
+        if Outputs is not None:
+            outputs = tuple(
+                self._resolve(name, "out") for name in ((Outputs,) if isinstance(Outputs, str) else Outputs)
+            )
+        results = tuple(values[port] for port in outputs)
         return results[0] if len(results) == 1 else results
 
     def example_inputs(self, device: torch.device | str | None = None) -> tuple[DLArray, ...]:
