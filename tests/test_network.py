@@ -240,6 +240,23 @@ def test_learnables_round_trip_through_a_mat_file(tmp_path):
     )
 
 
+@pytest.mark.parametrize("action", ["save", "load"])
+def test_learnables_files_need_an_initialized_network(tmp_path, action):
+    path = tmp_path / "net.mat"
+    save_learnables(dlf.dlnetwork([dlf.featureInputLayer(3), dlf.fullyConnectedLayer(2, Name="fc")]), path)
+    lazy = dlf.dlnetwork([dlf.featureInputLayer(3), dlf.fullyConnectedLayer(2, Name="fc")], Initialize=False)
+    run = {
+        "save": lambda: save_learnables(lazy, tmp_path / "other.mat"),
+        "load": lambda: load_learnables(lazy, path),
+    }
+    with pytest.raises(
+        DLFormatError,
+        match=rf"cannot {action} learnables: layer\(s\) 'fc' have no learnables yet .* dlf.initialize\(net\)",
+    ):
+        run[action]()
+    assert lazy.Layers[1].Weights is None and not (tmp_path / "other.mat").exists()
+
+
 def test_state_dict_keys_are_layer_and_parameter_names():
     net = dlf.initialize(doc_example())
     assert (

@@ -30,6 +30,15 @@ class LearnablesResult(NamedTuple):
     unexpected: list[str]
 
 
+def _uninitialized(layers: dict[str, Layer], doing: str) -> None:
+    waiting = [name for name, layer in layers.items() if not layer.Initialized]
+    if waiting:
+        raise DLFormatError(
+            f"cannot {doing}: layer(s) {', '.join(repr(name) for name in waiting)} have no learnables yet "
+            "(their sizes follow their input); initialize first, e.g. dlf.initialize(net)"
+        )
+
+
 def _named_layers(module: nn.Module) -> dict[str, Layer]:
     layers: dict[str, Layer] = {}
     for layer in module.modules():
@@ -54,6 +63,7 @@ def save_learnables(module: nn.Module, path: str | os.PathLike[str], version: st
     from . import savemat
 
     layers = _named_layers(module)
+    _uninitialized(layers, "save learnables")
     rows = [(name, parameter) for name, layer in layers.items() for parameter in layer.learnables]
     if not rows:
         raise DLFormatError("the module holds no named dlformat layer with learnable parameters")
@@ -91,6 +101,7 @@ def load_learnables(module: nn.Module, path: str | os.PathLike[str], strict: boo
         )
     rows = _rows(path, table)
     layers = _named_layers(module)
+    _uninitialized(layers, "load learnables")
     state = table.get("State")
     if state is not None:
         if not isinstance(state, dict):
