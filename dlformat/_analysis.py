@@ -47,9 +47,9 @@ class NetworkAnalysis:
 
 
 def _describe(value: Any) -> str:
-    if isinstance(value, DLArray) and value._fmt:
-        return " × ".join(f"{size}({label})" for size, label in zip(value.shape, value._fmt, strict=True))
-    if isinstance(value, (DLArray, torch.Tensor)):
+    if isinstance(value, DLArray):
+        return value._sizes()
+    if isinstance(value, torch.Tensor):
         return _validate.matlab_size(tuple(value.shape))
     return type(value).__name__
 

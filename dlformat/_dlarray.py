@@ -231,12 +231,15 @@ class DLArray:
     def __neg__(self) -> DLArray:
         return self._map(operator.neg)
 
-    def __repr__(self) -> str:
+    def _sizes(self) -> str:
+        """MATLAB's size display: ``64(C) × 8(B) × 20(T)``, or ``3 × 4`` when unformatted."""
         if self._fmt:
             pairs = zip(self._data.shape, self._fmt, strict=True)
-            sizes = " × ".join(f"{size}({label})" for size, label in pairs)
-        else:
-            sizes = " × ".join(str(size) for size in self._data.shape) or "scalar"
+            return " × ".join(f"{size}({label})" for size, label in pairs)
+        return " × ".join(str(size) for size in self._data.shape) or "scalar"
+
+    def __repr__(self) -> str:
+        sizes = self._sizes()
         details = [str(self._data.dtype).removeprefix("torch."), str(self._data.device)]
         if self._data.requires_grad:
             details.append("requires_grad")
