@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pytest
 import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import dlformat as dlf
 from dlformat import DLFormatError
@@ -321,3 +323,35 @@ def test_analyze_network_names_the_first_layer_where_formats_stop():
     assert 'reads one word index per element, so the input\'s "C" must have size 1' in analysis.error
     assert [row.Activations for row in analysis.rows] == ["4(C) × 1(B) × 1(T)", "3(C) × 1(B) × 1(T)", "", ""]
     assert "Formats stop flowing at layer 'emb'" in str(analysis)
+
+
+@given(st.data())
+@settings(max_examples=40, deadline=None)
+def test_random_acyclic_graphs_compute_what_their_connections_say(data):
+    """Layers added in any order run in an order that respects every connection."""
+    count = data.draw(st.integers(1, 6))
+    plan = []  # (name, kind, sources) with sources among earlier names: acyclic by construction
+    for index in range(count):
+        earlier = ["in"] + [name for name, _, _ in plan]
+        kind = data.draw(st.sampled_from(["relu", "add"]))
+        sources = [data.draw(st.sampled_from(earlier)) for _ in range(2 if kind == "add" else 1)]
+        plan.append((f"l{index}", kind, sources))
+    order = data.draw(st.permutations(plan))
+    net = dlf.dlnetwork(dlf.featureInputLayer(3, Name="in"), Initialize=False)
+    for name, kind, _ in order:
+        dlf.addLayers(net, dlf.reluLayer(Name=name) if kind == "relu" else dlf.additionLayer(2, Name=name))
+    for name, kind, sources in plan:
+        for port, source in enumerate(sources, 1):
+            dlf.connectLayers(net, source, f"{name}/in{port}" if kind == "add" else name)
+    X = torch.randn(3, 4, dtype=torch.float64)
+    values = {"in": X}
+    for name, kind, sources in plan:  # the reference: evaluate in plan order
+        inputs = [values[source] for source in sources]
+        values[name] = torch.relu(inputs[0]) if kind == "relu" else inputs[0] + inputs[1]
+    used = {source for _, _, sources in plan for source in sources}
+    expected_outputs = [name for name in ["in"] + [n for n, _, _ in order] if name not in used]
+    assert list(net.OutputNames) == sorted(expected_outputs, key=[layer.Name for layer in net.Layers].index)
+    results = dlf.predict(net, dlf.dlarray(X, "CB"))
+    results = results if isinstance(results, tuple) else (results,)
+    for name, result in zip(net.OutputNames, results, strict=True):
+        torch.testing.assert_close(dlf.stripdims(result), values[name], rtol=0, atol=0)
