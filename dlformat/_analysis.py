@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import torch
@@ -32,7 +32,6 @@ class NetworkAnalysis:
     total: int
     error: str | None = None  # the message of the first layer where formats cannot flow
     failed_layer: str | None = None
-    inputs: tuple[str, ...] = field(default=())
 
     def __str__(self) -> str:
         rows = (
@@ -92,7 +91,7 @@ def analyzeNetwork(net: DLNetwork, *X: Any, show: bool = True) -> NetworkAnalysi
     for name, layer in net.layers.items():
         shown, count = learnables_summary(layer)
         rows.append(LayerReport(name, layer.matlab_type, outputs.get(name, ""), shown, count))
-    analysis = NetworkAnalysis(rows, sum(row.Count for row in rows), error, failed, net.InputNames)
+    analysis = NetworkAnalysis(rows, sum(row.Count for row in rows), error, failed)
     if show:
         print(analysis)
     return analysis

@@ -102,6 +102,7 @@ class Layer(nn.Module):
     default_name: ClassVar[str] = "layer"  # MATLAB-style prefix for automatic names (fc, fc_1, ...)
     matlab_type: ClassVar[str] = ""  # the kind, as MATLAB's displays write it ("Fully Connected")
     learnables: ClassVar[tuple[str, ...]] = ()
+    lazy_size: ClassVar[str] = ""  # a size property that may be "auto", fixed by the first input
     config_keys: ClassVar[tuple[str, ...]] = ()
     NumInputs: ClassVar[int] = 1
     InputNames: ClassVar[tuple[str, ...]] = ("in",)
@@ -140,16 +141,34 @@ class Layer(nn.Module):
         """Whether every learnable exists (layers whose sizes follow their input get them on first use)."""
         return all(self._parameters.get(name) is not None for name in self.learnables)
 
-    def _setup(self, *inputs: Any) -> None:
-        """Fix input-dependent sizes from example inputs and create missing learnables.
-
-        Called by a lazy layer's first forward (and so by ``initialize(net)``); a no-op for
-        layers whose sizes are all given at construction.
-        """
-
+    # Lazy layers (``lazy_size`` set) get their learnables when that size is known: from given
+    # values at construction, or from the first input (``initialize(net)`` runs one).
     def _sizes_known(self) -> bool:
-        """Whether every learnable's shape is known (lazy layers: once ``InputSize`` is)."""
-        return True
+        return not self.lazy_size or self._properties[self.lazy_size] != "auto"
+
+    def _fixed_size(self, learnable: str) -> int:
+        """The lazy size, for ``learnable``'s shape; an error while it is still ``"auto"``."""
+        size = self._properties[self.lazy_size]
+        if size == "auto":
+            raise DLFormatError(
+                f'{self._caller()} has {self.lazy_size} "auto": its {learnable} gets its size from the first '
+                f"input (or initialize(net)); set {self.lazy_size} to assign it earlier"
+            )
+        return int(size)
+
+    def _size_of(self, X: Any) -> int:
+        """The lazy size that input ``X`` implies."""
+        raise NotImplementedError
+
+    def _size_from_given(self, given: dict[str, Any]) -> int | None:
+        """The lazy size that learnables given at construction imply, as MATLAB infers it."""
+        return None
+
+    def _setup(self, X: Any) -> None:
+        """Fix the lazy size from the first input and create the learnables."""
+        self._properties[self.lazy_size] = self._size_of(X)
+        self._device = self._device or X.device
+        self._create_missing()
 
     def _initializer(self, name: str) -> tuple[str | Callable[..., object], int, int]:
         """``(initializer, num_in, num_out)`` for learnable ``name``, as MATLAB's initializers take them."""
@@ -165,6 +184,8 @@ class Layer(nn.Module):
         """Register the learnables: given values (checked, copied), the rest drawn once sizes are known."""
         self._device = device
         self._dtype = None if dtype is None else _validate.floating_dtype("dtype", dtype)
+        if not self._sizes_known():
+            self._properties[self.lazy_size] = self._size_from_given(given) or "auto"
         checked = {
             name: self._checked_learnable(name, value, torch.device(device) if device else None)
             for name, value in given.items()

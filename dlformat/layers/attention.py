@@ -89,6 +89,7 @@ class SelfAttentionLayer(Layer):
     default_name = "selfattention"
     matlab_type = "Self-Attention"
     learnables = WEIGHTS + BIASES
+    lazy_size = "InputSize"
     config_keys = (
         "NumHeads",
         "NumKeyChannels",
@@ -161,16 +162,10 @@ class SelfAttentionLayer(Layer):
             self._properties["NumValueChannels"] = self.NumKeyChannels
         _divisible_by_heads(self, "NumKeyChannels", self.NumKeyChannels)
         _divisible_by_heads(self, "NumValueChannels", int(self.NumValueChannels))
-        if self.InputSize != "auto" and self.OutputSize == "auto":
-            self._properties["OutputSize"] = self.InputSize
         self._init_learnables({}, device, dtype)
 
     def _learnable_shape(self, name: str) -> tuple[int, ...]:
-        if self.InputSize == "auto":
-            raise DLFormatError(
-                f'{self._caller()} has InputSize "auto": its {name} gets its size from the first input '
-                "(or initialize(net)); set InputSize to assign it earlier"
-            )
+        columns = self._fixed_size(name)
         channels = {
             "Query": self.NumKeyChannels,
             "Key": self.NumKeyChannels,
@@ -180,11 +175,7 @@ class SelfAttentionLayer(Layer):
         role = name.removesuffix("Weights").removesuffix("Bias")
         if name.endswith("Bias"):
             return (channels[role], 1)
-        columns = int(self.NumValueChannels) if role == "Output" else int(self.InputSize)
-        return (channels[role], columns)
-
-    def _sizes_known(self) -> bool:
-        return self.InputSize != "auto"
+        return (channels[role], int(self.NumValueChannels) if role == "Output" else columns)
 
     def _initializer(self, name: str) -> tuple[str | Callable[..., Any], int, int]:
         rows, columns = self._learnable_shape(name)
@@ -192,19 +183,17 @@ class SelfAttentionLayer(Layer):
             return self.BiasInitializer, rows, rows
         return self.WeightsInitializer, columns, rows
 
-    def _setup(self, X: DLArray) -> None:
-        X = _require_dimensions(X, "C", self._caller)
-        channels = X.shape[X._fmt.index("C")]
-        if self.InputSize == "auto":
-            self._properties["InputSize"] = channels
-            self._device = self._device or X.device
-        if self.OutputSize == "auto":
-            self._properties["OutputSize"] = int(self.InputSize)
-        self._create_missing()
+    def _size_of(self, X: DLArray) -> int:
+        return X.shape[X._fmt.index("C")]
+
+    def _create_missing(self, generator: torch.Generator | None = None) -> None:
+        if self.OutputSize == "auto":  # MATLAB: as many output channels as input channels
+            self._properties["OutputSize"] = self.InputSize
+        super()._create_missing(generator)
 
     def forward(self, X: DLArray) -> DLArray:
         X = _require_dimensions(X, "C", self._caller)
-        if self._parameters["OutputBias"] is None:
+        if not self._sizes_known():
             self._setup(X)
         try:
             to_rows, back = _plan(X._fmt)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from functools import lru_cache
 from typing import Any
@@ -76,6 +77,7 @@ class FullyConnectedLayer(Layer):
 
     default_name = "fc"
     learnables = ("Weights", "Bias")
+    lazy_size = "InputSize"
     config_keys = (
         "OutputSize",
         "InputSize",
@@ -124,43 +126,25 @@ class FullyConnectedLayer(Layer):
             WeightL2Factor=WeightL2Factor,
             BiasL2Factor=BiasL2Factor,
         )
-        shape = getattr(Weights, "shape", ())
-        if self.InputSize == "auto" and len(shape) == 2 and shape[1] > 0:
-            self._properties["InputSize"] = int(shape[1])  # MATLAB takes InputSize from given Weights
         self._init_learnables({"Weights": Weights, "Bias": Bias}, device, dtype)
 
     def _learnable_shape(self, name: str) -> tuple[int, ...]:
-        if name == "Bias":
-            return (self.OutputSize, 1)
-        if self.InputSize == "auto":
-            raise DLFormatError(
-                f'{self._caller()} has InputSize "auto": its {name} get their size from the first input '
-                "(or initialize(net)); set InputSize to assign them earlier"
-            )
-        return (self.OutputSize, self.InputSize)
-
-    def _sizes_known(self) -> bool:
-        return self.InputSize != "auto"
+        return (self.OutputSize, 1) if name == "Bias" else (self.OutputSize, self._fixed_size(name))
 
     def _initializer(self, name: str) -> tuple[str | Callable[..., Any], int, int]:
         initializer = self.WeightsInitializer if name == "Weights" else self.BiasInitializer
-        return initializer, int(self.InputSize), self.OutputSize
+        return initializer, self._fixed_size(name), self.OutputSize
 
-    def _setup(self, X: DLArray) -> None:
-        X = _require_dimensions(X, "C", self._caller)
-        *_, features = _plan(X._fmt)
-        size = 1
-        for dimension in range(features):
-            size *= X.shape[dimension]
-        if self.InputSize == "auto":
-            self._properties["InputSize"] = size
-            if self._device is None:
-                self._device = X.device
-        self._create_missing()
+    def _size_from_given(self, given: dict[str, Any]) -> int | None:
+        shape = getattr(given["Weights"], "shape", ())
+        return int(shape[1]) if len(shape) == 2 else None
+
+    def _size_of(self, X: DLArray) -> int:
+        return math.prod(X.shape[: _plan(X._fmt)[3]])
 
     def forward(self, X: DLArray) -> DLArray:
         X = _require_dimensions(X, "C", self._caller)
-        if self.Weights is None:
+        if not self._sizes_known():
             self._setup(X)
         output, to_rows, back, _ = _plan(X._fmt)
         rows = einops.rearrange(X._data, to_rows)

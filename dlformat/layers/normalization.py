@@ -64,6 +64,7 @@ class LayerNormalizationLayer(Layer):
 
     default_name = "layernorm"
     learnables = ("Offset", "Scale")
+    lazy_size = "NumChannels"
     config_keys = (
         "Epsilon",
         "OperationDimension",
@@ -118,36 +119,25 @@ class LayerNormalizationLayer(Layer):
             OffsetL2Factor=OffsetL2Factor,
             ScaleL2Factor=ScaleL2Factor,
         )
-        given = next((value for value in (Offset, Scale) if value is not None), None)
-        if self.NumChannels == "auto" and len(getattr(given, "shape", ())) == 2:
-            self._properties["NumChannels"] = int(given.shape[0])  # as MATLAB, from the given values
         self._init_learnables({"Offset": Offset, "Scale": Scale}, device, dtype)
 
     def _learnable_shape(self, name: str) -> tuple[int, ...]:
-        if self.NumChannels == "auto":
-            raise DLFormatError(
-                f'{self._caller()} has NumChannels "auto": its {name} gets its size from the first input '
-                "(or initialize(net)); set NumChannels to assign it earlier"
-            )
-        return (int(self.NumChannels), 1)
-
-    def _sizes_known(self) -> bool:
-        return self.NumChannels != "auto"
+        return (self._fixed_size(name), 1)
 
     def _initializer(self, name: str) -> tuple[str | Callable[..., Any], int, int]:
         initializer = self.OffsetInitializer if name == "Offset" else self.ScaleInitializer
-        return initializer, int(self.NumChannels), int(self.NumChannels)
+        return initializer, self._fixed_size(name), self._fixed_size(name)
 
-    def _setup(self, X: DLArray) -> None:
-        X = _require_dimensions(X, "C", self._caller)
-        if self.NumChannels == "auto":
-            self._properties["NumChannels"] = X.shape[X._fmt.index("C")]
-            self._device = self._device or X.device
-        self._create_missing()
+    def _size_from_given(self, given: dict[str, Any]) -> int | None:
+        shapes = [getattr(value, "shape", ()) for value in given.values() if value is not None]
+        return next((int(shape[0]) for shape in shapes if len(shape) == 2), None)
+
+    def _size_of(self, X: DLArray) -> int:
+        return X.shape[X._fmt.index("C")]
 
     def forward(self, X: DLArray) -> DLArray:
         X = _require_dimensions(X, "C", self._caller)
-        if self.Offset is None or self.Scale is None:
+        if not self._sizes_known():
             self._setup(X)
         channel = X._fmt.index("C")
         data = X._data

@@ -69,7 +69,7 @@ def test_learnables_wait_for_input_size_and_say_so():
     layer = dlf.fullyConnectedLayer(3)
     assert layer.Weights is None and not layer.Initialized and "Weights: []" in repr(layer)
     with pytest.raises(
-        DLFormatError, match=r'InputSize "auto": its Weights get their size from the first input'
+        DLFormatError, match=r'InputSize "auto": its Weights gets its size from the first input'
     ):
         layer.Weights = np.zeros((3, 4))
     assert layer.BiasL2Factor == 0
