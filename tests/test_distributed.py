@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import os
 import socket
@@ -17,6 +18,7 @@ EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "position_embedding
 STEPS, BATCH, LENGTH = 4, 8, 12
 
 
+@functools.cache
 def _example():
     spec = importlib.util.spec_from_file_location("position_embedding_network", EXAMPLE)
     module = importlib.util.module_from_spec(spec)

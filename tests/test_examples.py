@@ -33,10 +33,10 @@ def test_position_embedding_network_trains_saves_and_reloads(tmp_path):
     assert (tmp_path / "learnables.mat").is_file()
 
 
-def test_the_loss_floor_is_what_the_task_allows():
+def test_the_loss_floor_is_what_the_task_allows(tmp_path):
     """The first MOTIF words of a sequence are unpredictable, so the loss cannot fall below their share."""
     example = load_example("position_embedding_network")
-    result = example.main(["--steps", "300", "--out", str(Path(__import__("tempfile").mkdtemp()))])
+    result = example.main(["--steps", "300", "--out", str(tmp_path)])
     floor = example.MOTIF / 20 * np.log(example.VOCABULARY)
     assert floor * 0.95 < np.mean(result["losses"][-20:]) < floor * 1.25
     assert result["accuracy"] > 0.95
