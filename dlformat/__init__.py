@@ -5,28 +5,19 @@ on those labels; dlformat brings the same semantics, MATLAB's layer names, prope
 errors to ``torch``.
 """
 
-from ._analysis import analyzeNetwork
+from . import functional
 from ._dlarray import DLArray, dims, dlarray, extractdata, finddim, stripdims
-from ._errors import DLFormatError
+from ._errors import DLFormatError, LayerError
 from ._factors import getL2Factor, getLearnRateFactor, param_groups, setL2Factor, setLearnRateFactor
-from ._network import (
-    DLNetwork,
-    addLayers,
-    connectLayers,
-    disconnectLayers,
-    dlnetwork,
-    forward,
-    initialize,
-    predict,
-    removeLayers,
-)
 from ._version import __version__
 from .layers import (
     AdditionLayer,
     DropoutLayer,
     FeatureInputLayer,
     FullyConnectedLayer,
+    FunctionLayer,
     GELULayer,
+    Layer,
     LayerNormalizationLayer,
     PositionEmbeddingLayer,
     ReLULayer,
@@ -40,6 +31,7 @@ from .layers import (
     dropoutLayer,
     featureInputLayer,
     fullyConnectedLayer,
+    functionLayer,
     geluLayer,
     layerNormalizationLayer,
     positionEmbeddingLayer,
@@ -50,6 +42,19 @@ from .layers import (
     softmaxLayer,
     wordEmbeddingLayer,
 )
+from .networks import (
+    DLNetwork,
+    addLayers,
+    analyzeNetwork,
+    connectLayers,
+    disconnectLayers,
+    dlnetwork,
+    forward,
+    initialize,
+    predict,
+    removeLayers,
+    replaceLayer,
+)
 
 __all__ = [
     "AdditionLayer",
@@ -59,7 +64,10 @@ __all__ = [
     "DropoutLayer",
     "FeatureInputLayer",
     "FullyConnectedLayer",
+    "FunctionLayer",
     "GELULayer",
+    "Layer",
+    "LayerError",
     "LayerNormalizationLayer",
     "PositionEmbeddingLayer",
     "ReLULayer",
@@ -84,6 +92,8 @@ __all__ = [
     "finddim",
     "forward",
     "fullyConnectedLayer",
+    "functionLayer",
+    "functional",
     "geluLayer",
     "getL2Factor",
     "getLearnRateFactor",
@@ -94,6 +104,7 @@ __all__ = [
     "predict",
     "reluLayer",
     "removeLayers",
+    "replaceLayer",
     "selfAttentionLayer",
     "sequenceInputLayer",
     "setL2Factor",
@@ -103,3 +114,15 @@ __all__ = [
     "stripdims",
     "wordEmbeddingLayer",
 ]
+
+
+def __getattr__(name: str) -> object:
+    # A MATLAB user's first try of a name dlformat lacks should say so, not suggest a
+    # near-miss ("Did you mean 'FeatureInputLayer'?"): the error carries no name/obj, which
+    # is what Python's suggestion machinery reads.
+    if name.startswith("__"):
+        raise AttributeError(f"module 'dlformat' has no attribute '{name}'")
+    raise AttributeError(
+        f"dlformat has no '{name}': if it is a MATLAB function or layer, dlformat does not port it yet. "
+        "The ported MATLAB names are listed in docs/matlab_names.md (and in dlformat.__all__)"
+    )

@@ -19,16 +19,15 @@ import torch.utils._pytree as pytree
 
 from . import _format
 from ._errors import DLFormatError
-from ._tracing import constant_under_compile
 
 __all__ = ["DLArray", "dims", "dlarray", "extractdata", "finddim", "stripdims"]
 
-_check_format = constant_under_compile(_format.check_format)
-_labelling_plan = constant_under_compile(_format.labelling_plan)
-_droppable_trailing_u = constant_under_compile(_format.droppable_trailing_u)
-_drop_trailing_pattern = constant_under_compile(_format.drop_trailing_pattern)
-_reorder_plan = constant_under_compile(_format.reorder_plan)
-_broadcast_plan = constant_under_compile(_format.broadcast_plan)
+_check_format = _format.check_format
+_labelling_plan = _format.labelling_plan
+_droppable_trailing_u = _format.droppable_trailing_u
+_drop_trailing_pattern = _format.drop_trailing_pattern
+_reorder_plan = _format.reorder_plan
+_broadcast_plan = _format.broadcast_plan
 
 
 def _from_numpy(array: np.ndarray) -> torch.Tensor:
@@ -362,6 +361,26 @@ def _require_dlarray(function: str, value: object) -> DLArray:
             'Create one with dlformat.dlarray(data, "CBT") (your format)'
         )
     return value
+
+
+def require_formatted(X: Any, caller: Callable[[], str]) -> DLArray:
+    """``X`` itself, checked to be a formatted dlarray; ``caller()`` names who needs it."""
+    if not isinstance(X, DLArray) or not X._fmt:
+        got = "an unformatted dlarray" if isinstance(X, DLArray) else f"a {type(X).__name__}"
+        raise DLFormatError(
+            f'{caller()} needs a formatted dlarray input, such as dlarray(x, "CBT"); got {got}'
+        )
+    return X
+
+
+def require_dimensions(X: Any, labels: str, caller: Callable[[], str]) -> DLArray:
+    """``X`` itself, checked to be a dlarray with every label of ``labels``."""
+    if not isinstance(X, DLArray) or any(label not in X._fmt for label in labels):
+        got = f'format "{X._fmt}"' if isinstance(X, DLArray) else f"a {type(X).__name__}"
+        wanted = " and ".join(f'"{label}"' for label in labels)
+        noun = f"a {wanted} dimension" if len(labels) == 1 else f"{wanted} dimensions"
+        raise DLFormatError(f"{caller()} needs a dlarray with {noun}; got {got}")
+    return X
 
 
 def dlarray(data: object, fmt: str | None = None) -> DLArray:

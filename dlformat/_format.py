@@ -7,9 +7,8 @@ pair of formats. The tensor side (:mod:`dlformat._dlarray`) only looks the plans
 
 from __future__ import annotations
 
-from functools import lru_cache
-
 from ._errors import DLFormatError
+from ._tracing import cached_plan
 
 LABELS = "SCBTU"
 """Every dimension label, in canonical order: spatial, channel, batch, time, unspecified."""
@@ -23,7 +22,7 @@ def _quote(value: object) -> str:
     return f'"{value}"' if isinstance(value, str) else repr(value)
 
 
-@lru_cache(maxsize=1024)
+@cached_plan(1024)
 def parse(fmt: str) -> str:
     """Validate a format string and return it unchanged.
 
@@ -62,7 +61,7 @@ def check_label(label: object) -> str:
     return label
 
 
-@lru_cache(maxsize=1024)
+@cached_plan(1024)
 def axis_names(fmt: str) -> tuple[str, ...]:
     """einops axis names for a format: repeated labels are numbered in order (s0, s1, ...)."""
     seen: dict[str, int] = {}
@@ -74,13 +73,13 @@ def axis_names(fmt: str) -> tuple[str, ...]:
     return tuple(names)
 
 
-@lru_cache(maxsize=1024)
+@cached_plan(1024)
 def canonical(fmt: str) -> str:
     """The labels of ``fmt`` in canonical order S < C < B < T < U (a stable sort)."""
     return "".join(sorted(parse(fmt), key=_RANK.__getitem__))
 
 
-@lru_cache(maxsize=1024)
+@cached_plan(1024)
 def labelling_plan(fmt: str, ndim: int) -> tuple[str | None, str]:
     """Plan for ``dlarray(data, fmt)`` on data with ``ndim`` dimensions.
 
@@ -104,7 +103,7 @@ def labelling_plan(fmt: str, ndim: int) -> tuple[str | None, str]:
     return f"{source} -> {destination}", target
 
 
-@lru_cache(maxsize=1024)
+@cached_plan(1024)
 def droppable_trailing_u(fmt: str, singleton: tuple[bool, ...]) -> int:
     """How many trailing ``U`` dimensions MATLAB drops: singletons after the second dimension."""
     count = 0
@@ -115,13 +114,13 @@ def droppable_trailing_u(fmt: str, singleton: tuple[bool, ...]) -> int:
     return count
 
 
-@lru_cache(maxsize=64)
+@cached_plan(64)
 def drop_trailing_pattern(count: int) -> str:
     """The einops pattern that removes ``count`` trailing singleton dimensions."""
     return "... " + "1 " * count + "-> ..."
 
 
-@lru_cache(maxsize=1024)
+@cached_plan(1024)
 def reorder_plan(source: str, target: str) -> str | None:
     """Pattern taking data in canonical ``source`` order to the order of ``target``.
 
@@ -146,7 +145,7 @@ def reorder_plan(source: str, target: str) -> str | None:
     return f"{' '.join(source_names)} -> {destination}"
 
 
-@lru_cache(maxsize=1024)
+@cached_plan(1024)
 def broadcast_plan(
     left: str, right: str
 ) -> tuple[str, str | None, str | None, tuple[tuple[int | None, int | None], ...]]:

@@ -1,15 +1,16 @@
-"""Make cached, pure planning functions transparent to ``torch.compile``."""
+"""Cached, pure planning functions that ``torch.compile`` folds into constants."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
-from typing import TypeVar
+from typing import Any, TypeVar
 
-F = TypeVar("F", bound=Callable[..., object])
+F = TypeVar("F", bound=Callable[..., Any])
 
 
 def constant_under_compile(plan: F) -> F:
-    """Wrap a pure, cached function of formats and sizes for use inside ``forward``.
+    """Wrap a pure function of formats and sizes for use inside ``forward``.
 
     Dynamo calls the wrapper eagerly and folds its result into the graph as a constant,
     instead of tracing through ``functools.lru_cache`` (which it warns about). The
@@ -27,3 +28,25 @@ def constant_under_compile(plan: F) -> F:
     # fails if dynamo stops honouring the mark.
     call._dynamo_marked_constant = True  # type: ignore[attr-defined]
     return call  # type: ignore[return-value]
+
+
+def cached_plan(maxsize: int = 256) -> Callable[[F], F]:
+    """Decorator: cache a pure planning function and make it a constant under ``torch.compile``.
+
+    Examples:
+        >>> @cached_plan()
+        ... def channel_position(fmt):
+        ...     return fmt.index("C")
+        >>> channel_position("SSCB")
+        2
+    """
+
+    def decorate(function: F) -> F:
+        cached = functools.lru_cache(maxsize=maxsize)(function)
+        wrapped = constant_under_compile(cached)
+        wrapped.cache_info = cached.cache_info  # type: ignore[attr-defined]
+        wrapped.cache_clear = cached.cache_clear  # type: ignore[attr-defined]
+        wrapped.__wrapped__ = function  # type: ignore[attr-defined]
+        return wrapped
+
+    return decorate

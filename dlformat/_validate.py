@@ -121,3 +121,34 @@ def floating_dtype(name: str, dtype: object) -> torch.dtype:
             f"or torch.float16); got {describe(dtype)}"
         )
     return dtype
+
+
+def real(name: str, value: object) -> float:
+    """A finite real scalar of any sign."""
+    number = _real_scalar(value)
+    if number is None or not math.isfinite(number):
+        raise DLFormatError(f"{name} must be a finite real scalar; got {describe(value)}")
+    return float(number)
+
+
+def positive(name: str, value: object) -> float:
+    """A finite real scalar ``> 0`` (an epsilon, a standard deviation)."""
+    number = _real_scalar(value)
+    if number is None or not math.isfinite(number) or number <= 0:
+        raise DLFormatError(f"{name} must be a positive number; got {describe(value)}")
+    return float(number)
+
+
+def probability(name: str, value: object) -> float:
+    """A probability in [0, 1), as MATLAB's dropout probabilities are."""
+    number = _real_scalar(value)
+    if number is None or not 0 <= number < 1:
+        raise DLFormatError(f"{name} must be a number in [0, 1); got {describe(value)}")
+    return float(number)
+
+
+def auto_or_positive(name: str, value: object) -> int | str:
+    """MATLAB's ``"auto"`` (fixed when the layer first sees data) or a positive integer."""
+    if isinstance(value, str) and value.lower() == "auto":
+        return "auto"
+    return positive_integer(name, value)

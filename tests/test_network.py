@@ -101,9 +101,30 @@ def test_automatic_names_follow_matlabs_pattern():
     net = dlf.dlnetwork(
         [dlf.featureInputLayer(3), dlf.fullyConnectedLayer(4), dlf.reluLayer(), dlf.fullyConnectedLayer(2)]
     )
+    # MATLAB: one unnamed layer of a kind keeps the bare prefix; several are all numbered _1 .. _N
+    assert [layer.Name for layer in net.Layers] == ["featureinput", "fc_1", "relu", "fc_2"]
     dlf.addLayers(net, dlf.fullyConnectedLayer(2))
-    assert [layer.Name for layer in net.Layers] == ["featureinput", "fc", "relu", "fc_1", "fc_2"]
-    assert net.OutputNames == ("fc_1", "fc_2") and net.InputNames == ("featureinput", "fc_2")
+    dlf.addLayers(net, dlf.fullyConnectedLayer(2))  # "fc" is now taken: the next free number
+    assert [layer.Name for layer in net.Layers] == ["featureinput", "fc_1", "relu", "fc_2", "fc", "fc_3"]
+    assert net.OutputNames == ("fc_2", "fc", "fc_3") and net.InputNames == ("featureinput", "fc", "fc_3")
+
+
+def test_named_layers_do_not_count_in_automatic_numbering():
+    # pac48_imagecontrolBC_dlnet.mat (MATLAB R2022b): a conv named "LayersIn" and four unnamed convs
+    # became conv_1 .. conv_4
+    layers = [dlf.featureInputLayer(3), dlf.fullyConnectedLayer(3, Name="LayersIn")]
+    layers += [dlf.fullyConnectedLayer(3) for _ in range(4)]
+    net = dlf.dlnetwork(layers)
+    assert [layer.Name for layer in net.Layers][1:] == ["LayersIn", "fc_1", "fc_2", "fc_3", "fc_4"]
+
+
+def test_repeated_given_names_are_made_unique_with_a_warning():
+    # MathWorks' diffusion example builds one array with several layers named "flatten"
+    with pytest.warns(UserWarning, match=r"layer name\(s\) 'flatten' repeat among the added layers"):
+        net = dlf.dlnetwork(
+            [dlf.featureInputLayer(3), dlf.reluLayer(Name="flatten"), dlf.reluLayer(Name="flatten")]
+        )
+    assert net.OutputNames == ("flatten_2",) and net.Layers[1].Name == "flatten_1"
 
 
 def test_multiple_inputs_and_outputs_by_name():
@@ -161,11 +182,7 @@ def test_unconnected_inputs_become_network_inputs():
         (lambda net: dlf.removeLayers(net, ["fc", "gone"]), r"the network has no layer 'gone'"),
         (
             lambda net: dlf.addLayers(net, dlf.reluLayer(Name="fc")),
-            r"layer name 'fc' is used twice \(already in the network\)",
-        ),
-        (
-            lambda net: dlf.addLayers(net, [dlf.reluLayer(Name="r"), dlf.reluLayer(Name="r")]),
-            r"layer name 'r' is used twice \(already in the layers being added\)",
+            r"layer name 'fc' is already in the network; names must be unique",
         ),
         (
             lambda net: dlf.addLayers(net, dlf.reluLayer(Name="a.b")),
@@ -177,7 +194,7 @@ def test_unconnected_inputs_become_network_inputs():
         ),
         (
             lambda net: dlf.addLayers(net, [torch.nn.ReLU()]),
-            r"layers must be a dlformat layer or a list of them",
+            r"layers must be a dlformat layer or a non-empty list of them",
         ),
     ],
 )

@@ -11,7 +11,9 @@ PUBLIC = {
     "sinusoidalPositionEncodingLayer",
     # networks: MATLAB's functions with MATLAB's spelling
     "DLNetwork", "dlnetwork", "addLayers", "connectLayers", "disconnectLayers", "removeLayers", "initialize",
-    "forward", "predict", "analyzeNetwork",
+    "forward", "predict", "analyzeNetwork", "replaceLayer", "LayerError",
+    # custom layers and the functional core
+    "Layer", "FunctionLayer", "functionLayer", "functional",
     # the layers of MATLAB's transformer examples, class and constructor each
     "AdditionLayer", "additionLayer", "DropoutLayer", "dropoutLayer", "FeatureInputLayer", "featureInputLayer",
     "FullyConnectedLayer", "fullyConnectedLayer", "GELULayer", "geluLayer", "LayerNormalizationLayer",

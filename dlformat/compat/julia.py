@@ -9,9 +9,9 @@ from __future__ import annotations
 from torch import nn
 
 from .. import _validate
-from .._dlarray import DLArray
+from .._dlarray import DLArray, require_dimensions
 from .._errors import DLFormatError
-from ..functional import _base, _embed, _require_dimensions, sinusoid
+from ..functional._position import _base, _embed, sinusoid
 from ..layers.rotary import RotaryEmbedding
 
 __all__ = ["AbsolutePE", "RoPE"]
@@ -40,7 +40,7 @@ class AbsolutePE(nn.Module):
         self.register_buffer("embeddings", table.contiguous(), persistent=False)
 
     def forward(self, X: DLArray) -> DLArray:
-        X = _require_dimensions(X, "CT", lambda: "julia.AbsolutePE")
+        X = require_dimensions(X, "CT", lambda: "julia.AbsolutePE")
         channels = X._data.shape[X._fmt.index("C")]
         if channels != self.embedding_size:
             raise DLFormatError(

@@ -8,7 +8,6 @@ first input (they are lazy until then).
 
 from __future__ import annotations
 
-from functools import lru_cache
 from typing import Any
 
 import einops
@@ -18,26 +17,23 @@ from torch.nn.modules.lazy import LazyModuleMixin
 from torch.nn.parameter import UninitializedParameter
 
 from .. import _format, _validate
-from .._dlarray import DLArray
+from .._dlarray import DLArray, require_dimensions
 from .._errors import DLFormatError
-from .._tracing import constant_under_compile
-from ..functional import _embed, _require_dimensions, sinusoid
+from .._tracing import cached_plan
+from ..functional._position import _embed, sinusoid
 
 __all__ = ["PositionalEmbedding"]
 
 TYPES = ("learnable-addition", "learnable-mult-addition", "transformers")
 
 
-@lru_cache(maxsize=256)
-def _vector_plan(fmt: str) -> tuple[str, str]:
+@cached_plan()
+def _plan(fmt: str) -> tuple[str, str]:
     """(the vector's labels, the einops pattern from (vector..., positions) to the input layout)."""
     names = _format.axis_names(fmt)
     vector = [name for name in names if name[0] not in "bt"]
     pattern = f"{' '.join(vector)} t0 -> {' '.join(names)}"
     return "".join(name[0].upper() for name in vector), pattern
-
-
-_plan = constant_under_compile(_vector_plan)
 
 
 def _vector_sizes(X: DLArray) -> tuple[int, ...]:
@@ -95,7 +91,7 @@ class PositionalEmbedding(LazyModuleMixin, nn.Module):
                 self.multipliers.fill_(1.0)
 
     def _check_input(self, X: Any) -> None:
-        X = _require_dimensions(X, "T", lambda: "neoml.PositionalEmbedding")
+        X = require_dimensions(X, "T", lambda: "neoml.PositionalEmbedding")
         length = X._data.shape[X._fmt.index("T")]
         if length > self.max_positions:
             raise DLFormatError(

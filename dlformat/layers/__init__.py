@@ -14,6 +14,7 @@ from .elementwise import (
     softmaxLayer,
 )
 from .fully_connected import FullyConnectedLayer, fullyConnectedLayer
+from .function import FunctionLayer, functionLayer
 from .input import FeatureInputLayer, SequenceInputLayer, featureInputLayer, sequenceInputLayer
 from .normalization import LayerNormalizationLayer, layerNormalizationLayer
 from .position_embedding import PositionEmbeddingLayer, positionEmbeddingLayer
@@ -26,6 +27,7 @@ __all__ = [
     "DropoutLayer",
     "FeatureInputLayer",
     "FullyConnectedLayer",
+    "FunctionLayer",
     "GELULayer",
     "Layer",
     "LayerNormalizationLayer",
@@ -41,6 +43,7 @@ __all__ = [
     "dropoutLayer",
     "featureInputLayer",
     "fullyConnectedLayer",
+    "functionLayer",
     "geluLayer",
     "layerNormalizationLayer",
     "positionEmbeddingLayer",

@@ -1,15 +1,25 @@
-"""The base every dlformat layer shares: MATLAB properties, learnables, factors, config.
+"""``Layer``: the base of every dlformat layer, MATLAB's ``nnet.layer.Layer`` on ``nn.Module``.
 
-A layer is an ``nn.Module`` first. Its MATLAB face is a set of properties with MATLAB's
-names, declared with :class:`Property` (validated on every assignment, read-only where
-MATLAB's are) and learnable parameters registered under MATLAB's names (``Weights``),
-each with a learn-rate factor and an L2 factor.
+A layer declares each MATLAB property once, as a class attribute:
+
+- :class:`Property`: a value such as ``OutputSize``, with its check, default, read-only flag
+  and display group;
+- :class:`Learnable`: a learnable parameter such as ``Weights`` (an ``nn.Parameter``), with the
+  property that holds its initializer;
+- :class:`Factor`: a learn-rate or L2 factor property such as ``WeightL2Factor``.
+
+From those declarations the class derives its constructor signature (positional properties
+first, then keywords), the assignment of every argument, ``get_config``/``from_config`` and
+MATLAB's property display. Users write custom layers on the same public surface:
+``predict`` (and optionally ``forward``), :meth:`Layer.add_learnable`, :meth:`Layer.add_state`
+and the port properties ``NumInputs``/``InputNames``/``NumOutputs``/``OutputNames``.
 """
 
 from __future__ import annotations
 
 import inspect
 import re
+import threading
 from collections.abc import Callable
 from typing import Any, ClassVar
 
@@ -17,25 +27,74 @@ import numpy as np
 import torch
 from torch import nn
 
-from .. import _validate
+from .. import _options, _validate
+from .._dlarray import DLArray
 from .._errors import DLFormatError
 from . import _initializers
 
+__all__ = [
+    "REQUIRED",
+    "Factor",
+    "Layer",
+    "Learnable",
+    "Property",
+    "initializer_property",
+    "matlab_constructor",
+]
+
 FACTOR_KINDS = ("LearnRateFactor", "L2Factor")
+LEARNABLE_GROUP = "Learnable Parameters"
+STATE_GROUP = "State Parameters"
+FACTOR_GROUP = "Learning Rate and Regularization"
+INITIALIZER_GROUP = "Parameters and Initialization"
+TORCH_KEYWORDS = ("device", "dtype", "generator")
+
+# First use of a lazy layer creates its learnables; two threads doing it at once must not
+# both draw (one would compute with weights the other then replaces). Held only on first use.
+_SETUP_LOCK = threading.RLock()
+
+
+class _Required:
+    def __repr__(self) -> str:
+        return "REQUIRED"
+
+
+REQUIRED: Any = _Required()  # the default of a property the constructor must be given
 
 
 class Property:
-    """A MATLAB property on a layer: validated on assignment, optionally read-only.
+    """One MATLAB property of a layer, declared once.
 
     Args:
-        check: ``check(name, value) -> canonical value``; raises :class:`DLFormatError`.
-        read_only: MATLAB's read-only properties are set only by the constructor.
+        check: ``check(name, value) -> canonical value``, raising :class:`DLFormatError`;
+            ``None`` accepts any value.
+        default: the constructor default; :data:`REQUIRED` makes the argument required.
+        positional: the constructor takes it positionally, in declaration order, as MATLAB's
+            constructor does (``fullyConnectedLayer(outputSize)``); otherwise it is a keyword.
+        read_only: set only by the constructor, as MATLAB's read-only properties.
+        group: the heading it is displayed under (``""``: the top block).
+        buffer: the value is a tensor (or ``None``) kept as a module buffer, so that ``.to()``
+            moves it and ``state_dict`` carries it (an input layer's ``Mean``).
         doc: the property's docstring.
     """
 
-    def __init__(self, check: Callable[[str, Any], Any], *, read_only: bool = False, doc: str = "") -> None:
+    def __init__(
+        self,
+        check: Callable[[str, Any], Any] | None = None,
+        *,
+        default: Any = REQUIRED,
+        positional: bool = False,
+        read_only: bool = False,
+        group: str = "",
+        buffer: bool = False,
+        doc: str = "",
+    ) -> None:
         self.check = check
+        self.buffer = buffer
+        self.default = default
+        self.positional = positional
         self.read_only = read_only
+        self.group = group
         self.__doc__ = doc
 
     def __set_name__(self, owner: type, name: str) -> None:
@@ -44,33 +103,66 @@ class Property:
     def __get__(self, layer: Layer | None, owner: type | None = None) -> Any:
         if layer is None:
             return self
+        if self.buffer:
+            return layer._buffers.get(self.name)
         return layer._properties[self.name]
 
     def __set__(self, layer: Layer, value: Any) -> None:
-        if self.read_only:
+        if self.read_only and layer.__dict__.get("_constructed"):
             raise DLFormatError(
                 f"You cannot set the read-only property '{self.name}' of {type(layer).__name__}; "
                 f"create a new layer with {self.name}={value!r} instead"
             )
-        layer._properties[self.name] = self.check(self.name, value)
+        self.initialize(layer, value)
 
     def initialize(self, layer: Layer, value: Any) -> None:
         """Set the value from the constructor, read-only or not."""
-        layer._properties[self.name] = self.check(self.name, value)
+        value = value if self.check is None else self.check(self.name, value)
+        if self.buffer:
+            layer._buffers[self.name] = value  # register_buffer would refuse: the class attribute exists
+        else:
+            layer._properties[self.name] = value
 
 
-class FactorProperty:
-    """A MATLAB factor property such as ``WeightLearnRateFactor``.
+def initializer_property(default: str, doc: str = "Initializer name or callable f(sz).") -> Property:
+    """A ``WeightsInitializer``-style property: a MATLAB initializer name or a callable ``f(sz)``."""
+    return Property(_initializers.check, default=default, group=INITIALIZER_GROUP, doc=doc)
+
+
+class Learnable:
+    """A learnable parameter declared on a layer class (``Weights = Learnable(...)``).
+
+    The constructor takes it as a keyword (initial values, copied and checked against
+    ``_learnable_shape``); otherwise it is drawn with the initializer held by the property
+    named ``initializer`` once its size is known. The declaration leaves the class at
+    creation: the value lives in the module's ``_parameters``, as for any ``nn.Module``.
+    """
+
+    def __init__(self, *, initializer: str, doc: str = "") -> None:
+        self.initializer = initializer
+        self.__doc__ = doc
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+
+class Factor:
+    """A MATLAB factor property such as ``WeightLearnRateFactor``, declared once.
 
     It sets one factor of one or more learnables (``selfAttentionLayer``'s
     ``WeightLearnRateFactor`` covers all four weight matrices); reading it gives the common
     value, or a tuple when ``setLearnRateFactor`` has made them differ.
     """
 
-    def __init__(self, parameters: str | tuple[str, ...], kind: str) -> None:
+    group = FACTOR_GROUP
+    positional = False
+    read_only = False
+
+    def __init__(self, parameters: str | tuple[str, ...], kind: str, *, default: float = 1.0) -> None:
         self.parameters = (parameters,) if isinstance(parameters, str) else parameters
         self.kind = kind
-        self.__doc__ = f"The {kind} of {', '.join(self.parameters)} (finite, >= 0)."
+        self.default = default
+        self.__doc__ = f"The {kind} of {', '.join(self.parameters)} (finite, >= 0; default {default:g})."
 
     def __set_name__(self, owner: type, name: str) -> None:
         self.name = name
@@ -86,62 +178,288 @@ class FactorProperty:
         for parameter in self.parameters:
             layer._factors[parameter][self.kind] = value
 
+    def initialize(self, layer: Layer, value: Any) -> None:
+        self.__set__(layer, value)
 
-class Layer(nn.Module):
-    """Base class of dlformat layers.
 
-    Subclasses declare ``learnables`` (MATLAB parameter names), ``config_keys`` (the
-    constructor arguments that :meth:`get_config` returns), their :class:`Property`
-    descriptors, and ``_learnable_shape``.
+def _port_names(side: str, count: int) -> tuple[str, ...]:
+    """MATLAB's default port names: ``in`` for one input, ``in1``, ``in2``, ... for several."""
+    return (side,) if count == 1 else tuple(f"{side}{index}" for index in range(1, count + 1))
+
+
+class _PortCount:
+    """``NumInputs``/``NumOutputs``: settable while the layer is constructed, read-only after."""
+
+    def __init__(self, side: str) -> None:
+        self.side = side
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def __get__(self, layer: Layer | None, owner: type | None = None) -> Any:
+        if layer is None:
+            return self
+        return len(layer._ports[self.side])
+
+    def __set__(self, layer: Layer, value: Any) -> None:
+        _refuse_after_construction(layer, self.name)
+        count = _validate.nonnegative_integer(self.name, value)
+        layer._ports[self.side] = _port_names(self.side, count)
+
+
+class _PortNames:
+    """``InputNames``/``OutputNames``: settable while the layer is constructed, read-only after."""
+
+    def __init__(self, side: str) -> None:
+        self.side = side
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def __get__(self, layer: Layer | None, owner: type | None = None) -> Any:
+        if layer is None:
+            return self
+        return layer._ports[self.side]
+
+    def __set__(self, layer: Layer, value: Any) -> None:
+        _refuse_after_construction(layer, self.name)
+        names = (value,) if isinstance(value, str) else tuple(value)
+        for name in names:
+            _validate.text(self.name, name)
+            if not name or "/" in name:
+                raise DLFormatError(f"{self.name} must be non-empty names without '/'; got {name!r}")
+        if len(set(names)) != len(names):
+            raise DLFormatError(f"{self.name} must be unique; got {', '.join(names)}")
+        layer._ports[self.side] = names
+
+
+def _refuse_after_construction(layer: Layer, name: str) -> None:
+    if layer.__dict__.get("_constructed"):
+        raise DLFormatError(
+            f"You cannot set the read-only property '{name}' of {type(layer).__name__} after it is "
+            "constructed; set it in the layer's __init__"
+        )
+
+
+class _LayerType(type):
+    """Finishes construction after ``__init__`` (however a subclass writes it) and accepts
+    MATLAB's ``'Name', value`` pairs and any-case option names in every constructor call."""
+
+    _options: _options.Options
+
+    def __call__(cls, *args: Any, **kwargs: Any) -> Any:
+        args, kwargs = _options.normalize(cls.__name__, cls._options, args, kwargs)
+        layer = super().__call__(*args, **kwargs)
+        layer._finish_construction()
+        return layer
+
+
+class Layer(nn.Module, metaclass=_LayerType):
+    """Base class of every dlformat layer, and of custom layers (MATLAB's ``nnet.layer.Layer``).
+
+    A subclass computes in ``predict(self, *X)`` (inference behaviour) and, where training
+    behaves differently (dropout, batch statistics), in ``forward(self, *X)``, MATLAB's training
+    behaviour; inputs and outputs are formatted dlarrays (``Formattable = True``, MATLAB's
+    ``nnet.layer.Formattable``, the default here) or, with ``Formattable = False``, unformatted
+    dlarrays in the input's layout, relabelled with the first input's format afterwards.
+    Calling the layer (``layer(X)``) runs ``forward`` in train mode and ``predict`` in eval mode,
+    or as ``training=True/False`` asks for that call; a network passes the mode per call.
 
     Attributes:
-        Name: the layer name (``""`` until named); ``dlformat`` functions find layers by it.
-        NumInputs, InputNames, NumOutputs, OutputNames: MATLAB's read-only port facts.
+        Name: the layer name (``""`` until named); networks find layers by it.
+        Description: a one-line description (custom layers set it).
+        NumInputs, InputNames, NumOutputs, OutputNames: the ports. Custom layers may set them in
+            ``__init__`` (``NumInputs = 2`` names the inputs ``in1``, ``in2``); read-only after.
+        Learnables, State: names of the learnable parameters and state values.
+
+    Examples:
+        >>> class ScaleLayer(dlf.Layer):
+        ...     def __init__(self, Name=""):
+        ...         super().__init__(Name=Name)
+        ...         self.add_learnable("Scale", torch.ones(1))
+        ...     def predict(self, X):
+        ...         return X * self.Scale
+        >>> layer = ScaleLayer(Name="scale")
+        >>> Y = layer(dlf.dlarray(torch.ones(3, 2), "CB"))
+        >>> dlf.dims(Y), layer.Learnables
+        ('CB', ('Scale',))
     """
 
-    default_name: ClassVar[str] = "layer"  # MATLAB-style prefix for automatic names (fc, fc_1, ...)
+    default_name: ClassVar[str] = "layer"  # prefix of automatic names (fc, fc_1, ...)
     matlab_type: ClassVar[str] = ""  # the kind, as MATLAB's displays write it ("Fully Connected")
-    learnables: ClassVar[tuple[str, ...]] = ()
     lazy_size: ClassVar[str] = ""  # a size property that may be "auto", fixed by the first input
-    config_keys: ClassVar[tuple[str, ...]] = ()
-    NumInputs: ClassVar[int] = 1
-    InputNames: ClassVar[tuple[str, ...]] = ("in",)
-    NumOutputs: ClassVar[int] = 1
-    OutputNames: ClassVar[tuple[str, ...]] = ("out",)
+    Formattable: ClassVar[bool] = True
+    Description: str = ""
+    default_inputs: ClassVar[int] = 1
+    default_outputs: ClassVar[int] = 1
 
-    Name = Property(_validate.text, doc="The layer name, a string.")
+    # filled in per class by __init_subclass__
+    _declared: ClassVar[dict[str, Property | Factor]] = {}
+    _learnable_specs: ClassVar[dict[str, Learnable]] = {}
+    _declared_signature: ClassVar[inspect.Signature]
+    config_keys: ClassVar[tuple[str, ...]] = ("Name",)
+
+    Name = Property(_validate.text, default="", doc="The layer name, a string.")
+    NumInputs = _PortCount("in")
+    InputNames = _PortNames("in")
+    NumOutputs = _PortCount("out")
+    OutputNames = _PortNames("out")
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         if "matlab_type" not in cls.__dict__:
             cls.matlab_type = re.sub(r"(?<=[a-z])(?=[A-Z])", " ", cls.__name__.removesuffix("Layer"))
+        if "forward" in cls.__dict__:  # MATLAB's forward: training behaviour, dispatched by Layer.forward
+            cls._training_forward = cls.__dict__["forward"]  # type: ignore[method-assign]
+            cls.forward = Layer.forward  # type: ignore[method-assign]
+        _declare(cls)
 
-    def __init__(self, Name: str = "") -> None:
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        try:
+            bound = type(self)._declared_signature.bind(*args, **kwargs)
+        except TypeError as error:
+            raise DLFormatError(f"{type(self).__name__}: {error}") from None
+        bound.apply_defaults()
+        values = dict(bound.arguments)
         super().__init__()
         self._properties: dict[str, Any] = {}
-        self._factors = {name: dict.fromkeys(FACTOR_KINDS, 1.0) for name in self.learnables}
-        type(self).Name.initialize(self, Name)
-
-    def _assign(self, **values: Any) -> None:
-        """Set properties from the constructor, in order: read-only ones too, factors included."""
-        cls = type(self)
+        self._factors: dict[str, dict[str, float]] = {}
+        self._learnable_names: list[str] = []
+        self._state_names: list[str] = []
+        self._ports = {
+            "in": _port_names("in", self.default_inputs),
+            "out": _port_names("out", self.default_outputs),
+        }
+        device, dtype, generator = (values.pop(key, None) for key in TORCH_KEYWORDS)
+        if dtype is not None:
+            dtype = _validate.floating_dtype("dtype", dtype)
+        # moves with the module (.to, .double, .cuda): lazy learnables are created like it
+        self.register_buffer(
+            "_like", torch.empty(0, dtype=dtype or torch.get_default_dtype(), device=device), persistent=False
+        )
+        self._given_dtype = dtype
+        given = {name: values.pop(name) for name in self._learnable_specs}
+        for name in self._learnable_specs:
+            self._learnable_names.append(name)
+            self._factors[name] = dict.fromkeys(FACTOR_KINDS, 1.0)
+            self.register_parameter(name, None)
         for name, value in values.items():
-            descriptor = getattr(cls, name)
-            if isinstance(descriptor, Property):
-                descriptor.initialize(self, value)
-            else:
-                setattr(self, name, value)
+            self._declared[name].initialize(self, value)
+        self._check_properties()
+        if self._learnable_specs:
+            self._init_learnables(given, generator)
 
-    # -- learnables ---------------------------------------------------------------------
-    def _learnable_shape(self, name: str) -> tuple[int, ...]:
+    def _check_properties(self) -> None:
+        """Checks across properties and derived values, once every property is assigned."""
+
+    def _finish_construction(self) -> None:
+        self.__dict__["_constructed"] = True
+
+    # -- calling ------------------------------------------------------------------------------
+    def predict(self, *X: Any, **options: Any) -> Any:
+        """MATLAB's ``predict``: the layer's inference behaviour. Subclasses define it."""
+        raise NotImplementedError(f"{type(self).__name__} must define predict(self, X, ...)")
+
+    def _training_forward(self, *X: Any, **options: Any) -> Any:
+        return self.predict(*X, **options)
+
+    def forward(self, *X: Any, training: bool | None = None, **options: Any) -> Any:
+        """Run the layer: MATLAB's ``forward`` (training behaviour) or ``predict``.
+
+        ``training`` picks the behaviour for this call; by default the module's mode decides.
+        A subclass's own ``forward`` is MATLAB's training behaviour, which this method calls.
+        """
+        method = self._training_forward if (self.training if training is None else training) else self.predict
+        if self.Formattable:
+            return method(*X, **options)
+        return self._call_unformatted(method, X, options)
+
+    def _call_unformatted(
+        self, method: Callable[..., Any], X: tuple[Any, ...], options: dict[str, Any]
+    ) -> Any:
+        """MATLAB's non-formattable layers: unformatted data in, the first input's format back."""
+        fmt = next((x._fmt for x in X if isinstance(x, DLArray) and x._fmt), "")
+        stripped = [
+            DLArray._wrap(x._data if isinstance(x, DLArray) else x, "")
+            if isinstance(x, (DLArray, torch.Tensor))
+            else x
+            for x in X
+        ]
+        result = method(*stripped, **options)
+        if not fmt:
+            return result
+        if self.NumOutputs == 1:
+            return _relabel(result, fmt, self)
+        return tuple(_relabel(value, fmt, self) for value in result)
+
+    # -- learnables and state -----------------------------------------------------------------
+    @property
+    def learnables(self) -> tuple[str, ...]:
+        """The names of the learnable parameters, in MATLAB's order."""
+        return tuple(self._learnable_names)
+
+    @property
+    def Learnables(self) -> tuple[str, ...]:
+        return self.learnables
+
+    @property
+    def State(self) -> tuple[str, ...]:
+        """The names of the state values (``add_state``)."""
+        return tuple(self._state_names)
+
+    def add_learnable(
+        self, name: str, value: Any, *, LearnRateFactor: float = 1.0, L2Factor: float = 1.0
+    ) -> nn.Parameter:
+        """Add a learnable parameter (MATLAB's ``properties (Learnable)``) with its factors.
+
+        ``value`` (a floating tensor or NumPy array) is copied into a new ``nn.Parameter``,
+        reachable as ``self.<name>``; ``param_groups``, learnables files, ``Learnables`` tables
+        and ``setLearnRateFactor`` see it.
+        """
+        self._check_new_name(name)
+        factors = {
+            "LearnRateFactor": _validate.factor("LearnRateFactor", LearnRateFactor),
+            "L2Factor": _validate.factor("L2Factor", L2Factor),
+        }
+        parameter = nn.Parameter(_floating_tensor(f"{type(self).__name__} {name}", value))
+        self.register_parameter(name, parameter)
+        self._learnable_names.append(name)
+        self._factors[name] = factors
+        return parameter
+
+    def add_state(self, name: str, value: Any) -> torch.Tensor:
+        """Add a state value (MATLAB's ``properties (State)``): a buffer in ``state_dict``.
+
+        A layer's ``forward`` may return updated state; see docs/custom_layers.md.
+        """
+        self._check_new_name(name)
+        tensor = _floating_tensor(f"{type(self).__name__} {name}", value)
+        self.register_buffer(name, tensor)
+        self._state_names.append(name)
+        return tensor
+
+    def _check_new_name(self, name: str) -> None:
+        if not isinstance(name, str) or not name.isidentifier() or name.startswith("_"):
+            raise DLFormatError(
+                f"a learnable or state name must be an identifier not starting with '_'; got {name!r}"
+            )
+        if name in self._learnable_names or name in self._state_names or hasattr(type(self), name):
+            raise DLFormatError(f"{type(self).__name__} already has a property or parameter named {name!r}")
+
+    def _learnable_shape(self, name: str) -> tuple[int, ...] | None:
+        """The shape a declared learnable must have (``None``: any shape, as in custom layers)."""
+        return None
+
+    def _initializer(self, name: str) -> tuple[str | Callable[..., object], int, int]:
+        """``(initializer, num_in, num_out)`` for a declared learnable, as MATLAB's initializers take them."""
         raise NotImplementedError
 
     @property
     def Initialized(self) -> bool:
         """Whether every learnable exists (layers whose sizes follow their input get them on first use)."""
-        return all(self._parameters.get(name) is not None for name in self.learnables)
+        return all(self._parameters.get(name) is not None for name in self._learnable_names)
 
-    # Lazy layers (``lazy_size`` set) get their learnables when that size is known: from given
+    # Lazy layers (``lazy_size`` set) get their learnables once that size is known: from given
     # values at construction, or from the first input (``initialize(net)`` runs one).
     def _sizes_known(self) -> bool:
         return not self.lazy_size or self._properties[self.lazy_size] != "auto"
@@ -164,46 +482,58 @@ class Layer(nn.Module):
         """The lazy size that learnables given at construction imply, as MATLAB infers it."""
         return None
 
-    def _setup(self, X: Any) -> None:
-        """Fix the lazy size from the first input and create the learnables."""
-        self._properties[self.lazy_size] = self._size_of(X)
-        self._device = self._device or X.device
-        self._create_missing()
+    def _ensure_sizes(self, X: Any) -> None:
+        """On first use, fix the lazy size from ``X`` and create the learnables (once, thread-safe)."""
+        if self._sizes_known():
+            return
+        with _SETUP_LOCK:
+            if self._sizes_known():
+                return
+            size = self._size_of(X)
+            if size < 1:
+                raise DLFormatError(
+                    f"{self._caller()} cannot take its {self.lazy_size} from an input of size 0 there; "
+                    "give it data with at least one element along that dimension"
+                )
+            learnables = self._draw_missing(size)
+            self._properties[self.lazy_size] = size
+            for name, value in learnables.items():
+                self.register_parameter(name, value)
 
-    def _initializer(self, name: str) -> tuple[str | Callable[..., object], int, int]:
-        """``(initializer, num_in, num_out)`` for learnable ``name``, as MATLAB's initializers take them."""
-        raise NotImplementedError
-
-    def _init_learnables(
-        self,
-        given: dict[str, Any],
-        device: torch.device | str | None,
-        dtype: torch.dtype | None,
-        generator: torch.Generator | None = None,
-    ) -> None:
-        """Register the learnables: given values (checked, copied), the rest drawn once sizes are known."""
-        self._device = device
-        self._dtype = None if dtype is None else _validate.floating_dtype("dtype", dtype)
+    def _init_learnables(self, given: dict[str, Any], generator: torch.Generator | None) -> None:
+        """Register the declared learnables: given values (checked, copied), the rest drawn
+        once sizes are known."""
         if not self._sizes_known():
             self._properties[self.lazy_size] = self._size_from_given(given) or "auto"
         checked = {
-            name: self._checked_learnable(name, value, torch.device(device) if device else None)
+            name: self._checked_learnable(name, value, self._like.device)
             for name, value in given.items()
             if value is not None
         }
-        for name in self.learnables:
-            value = checked.get(name)
-            if value is not None and self._dtype is not None:
-                value = nn.Parameter(value.detach().to(self._dtype))
+        for name, value in checked.items():
+            if self._given_dtype is not None:
+                value = nn.Parameter(value.detach().to(self._given_dtype))
             self.register_parameter(name, value)
         if self._sizes_known():
-            self._create_missing(generator)
+            for name, value in self._draw_missing(None, generator).items():
+                self.register_parameter(name, value)
 
-    def _create_missing(self, generator: torch.Generator | None = None) -> None:
-        for name in self.learnables:
-            if self._parameters.get(name) is None:
-                values = self._draw(name, self._device, self._dtype or torch.get_default_dtype(), generator)
-                self.register_parameter(name, nn.Parameter(values))
+    def _draw_missing(
+        self, size: int | None, generator: torch.Generator | None = None
+    ) -> dict[str, nn.Parameter]:
+        """New parameters for every missing learnable (lazy size ``size`` if given); assigns nothing."""
+        previous = self._properties.get(self.lazy_size) if self.lazy_size else None
+        if size is not None:
+            self._properties[self.lazy_size] = size
+        try:
+            return {
+                name: nn.Parameter(self._draw(name, self._like.device, self._like.dtype, generator))
+                for name in self._learnable_names
+                if self._parameters.get(name) is None
+            }
+        finally:
+            if size is not None:
+                self._properties[self.lazy_size] = previous
 
     def _draw(
         self,
@@ -214,6 +544,8 @@ class Layer(nn.Module):
     ) -> torch.Tensor:
         initializer, num_in, num_out = self._initializer(name)
         shape = self._learnable_shape(name)
+        if shape is None:
+            raise DLFormatError(f"{type(self).__name__} cannot draw {name}: it has no declared shape")
         return _initializers.initialize(
             initializer,
             shape,
@@ -225,8 +557,8 @@ class Layer(nn.Module):
         )
 
     def reset_parameters(self, generator: torch.Generator | None = None) -> None:
-        """Draw every existing learnable anew with its initializer (in place, same device and dtype)."""
-        for name in self.learnables:
+        """Draw every declared learnable anew with its initializer (in place, same device and dtype)."""
+        for name in self._learnable_specs:
             current = self._parameters.get(name)
             if current is not None:
                 with torch.no_grad():
@@ -235,25 +567,9 @@ class Layer(nn.Module):
     def _checked_learnable(self, name: str, value: object, device: torch.device | None) -> nn.Parameter:
         """Validate a value for learnable ``name`` and make it a new parameter (copied)."""
         label = f"{type(self).__name__} {name}"
-        if isinstance(value, np.ndarray):
-            if value.dtype.kind != "f":
-                raise DLFormatError(
-                    f"{label} must be a floating-point array (float32 or float64); got a NumPy "
-                    f"array of dtype {value.dtype}"
-                )
-            tensor = torch.from_numpy(np.array(value, dtype=value.dtype.newbyteorder("="), order="C"))
-        elif isinstance(value, torch.Tensor):
-            if not value.is_floating_point():
-                raise DLFormatError(
-                    f"{label} must be a floating-point tensor (float32 or float64); got dtype {value.dtype}"
-                )
-            tensor = value.detach().clone()
-        else:
-            raise DLFormatError(
-                f"{label} must be a NumPy array or torch tensor; got {_validate.describe(value)}"
-            )
-        expected = self._learnable_shape(name)
-        if tuple(tensor.shape) != expected:
+        tensor = _floating_tensor(label, value)
+        expected = self._learnable_shape(name) if name in self._learnable_specs else None
+        if expected is not None and tuple(tensor.shape) != expected:
             raise DLFormatError(
                 f"{label} must have shape {_validate.matlab_size(expected)}; "
                 f"got {_validate.matlab_size(tensor.shape)}"
@@ -261,15 +577,30 @@ class Layer(nn.Module):
         return nn.Parameter(tensor.to(device) if device is not None else tensor)
 
     def __setattr__(self, name: str, value: Any) -> None:
-        if name in self.learnables and name in self.__dict__.get("_parameters", ()):
+        if name in self.__dict__.get("_learnable_names", ()):
             current = self._parameters[name]
             value = self._checked_learnable(name, value, None if current is None else current.device)
+        elif (
+            name[:1].isupper()
+            and self.__dict__.get("_constructed")
+            and not hasattr(type(self), name)
+            and name not in self.__dict__
+            and name not in self._buffers
+            and name not in self._modules
+        ):
+            raise DLFormatError(
+                f"Unrecognized property '{name}' for class {type(self).__name__}; its properties are: "
+                f"{', '.join(self._property_names())}"
+            )
         super().__setattr__(name, value)
+
+    def _property_names(self) -> list[str]:
+        return [*self._declared, *self._learnable_names, *self._state_names]
 
     def factors(self, parameter: str) -> dict[str, float]:
         """The learn-rate and L2 factors of a learnable parameter, by MATLAB name."""
         if parameter not in self._factors:
-            known = ", ".join(self.learnables) or "none"
+            known = ", ".join(self._learnable_names) or "none"
             raise DLFormatError(
                 f"{type(self).__name__} {self.Name!r} has no learnable parameter {parameter!r}; "
                 f"its learnables are: {known}"
@@ -285,7 +616,7 @@ class Layer(nn.Module):
 
     # -- config -------------------------------------------------------------------------
     def get_config(self) -> dict[str, Any]:
-        """The constructor arguments that rebuild this layer (weights excepted)."""
+        """The constructor arguments that rebuild this layer (learnables excepted)."""
         return {key: getattr(self, key) for key in self.config_keys}
 
     @classmethod
@@ -295,8 +626,18 @@ class Layer(nn.Module):
 
     # -- display ------------------------------------------------------------------------
     def _display_groups(self) -> list[tuple[str, list[str]]]:
-        """``(heading, property names)`` groups for MATLAB's display; heading ``""`` comes first."""
-        return [("", ["Name"])]
+        """``(heading, property names)`` in declaration order; the unheaded block first."""
+        groups: dict[str, list[str]] = {"": []}
+        for name, declaration in self._declared.items():
+            groups.setdefault(declaration.group, []).append(name)
+        if self._learnable_names:
+            groups[LEARNABLE_GROUP] = list(self._learnable_names)
+        if self._state_names:
+            groups[STATE_GROUP] = list(self._state_names)
+        order = ["", LEARNABLE_GROUP, STATE_GROUP]
+        headings = [heading for heading in order if heading in groups]
+        headings += [heading for heading in groups if heading not in order]
+        return [(heading, groups[heading]) for heading in headings if groups[heading]]
 
     def _display_value(self, name: str) -> str:
         value = getattr(self, name)
@@ -327,36 +668,114 @@ class Layer(nn.Module):
         return ", ".join(f"{key}={getattr(self, key)!r}" for key in self.config_keys)
 
 
-def matlab_constructor(cls: type[Layer], name: str) -> Callable[..., Layer]:
-    """Make MATLAB's constructor function for a layer class.
+def _declare(cls: type[Layer]) -> None:
+    """Collect a class's declarations (its bases' first) and derive its signature and config keys."""
+    declared: dict[str, Property | Factor] = {}
+    learnables: dict[str, Learnable] = {}
+    for klass in reversed(cls.__mro__):
+        learnables.update(klass.__dict__.get("_learnable_specs", {}))
+        for name, value in list(vars(klass).items()):
+            if isinstance(value, (Property, Factor)):
+                declared[name] = value
+            elif isinstance(value, Learnable):
+                learnables[name] = value
+    for name in learnables:
+        if name in vars(cls):  # the parameter lives in _parameters; a class attribute would shadow it
+            delattr(cls, name)
+    cls._declared = declared
+    cls._learnable_specs = learnables
+    cls.config_keys = tuple(declared)
+    positional = [
+        inspect.Parameter(name, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=_default(value))
+        for name, value in declared.items()
+        if value.positional
+    ]
+    keywords = [
+        inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=_default(value))
+        for name, value in declared.items()
+        if not value.positional and name != "Name"
+    ]
+    keywords += [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=None) for name in learnables]
+    keywords.append(inspect.Parameter("Name", inspect.Parameter.KEYWORD_ONLY, default=""))
+    if learnables:
+        keywords += [
+            inspect.Parameter(key, inspect.Parameter.KEYWORD_ONLY, default=None) for key in TORCH_KEYWORDS
+        ]
+    cls._declared_signature = inspect.Signature(positional + keywords)
+    own_init = next(
+        (klass.__dict__["__init__"] for klass in cls.__mro__ if "__init__" in klass.__dict__), None
+    )
+    if own_init is not None and own_init is not Layer.__init__:
+        signature = inspect.signature(own_init)
+        cls.__signature__ = signature.replace(parameters=list(signature.parameters.values())[1:])
+    else:
+        cls.__signature__ = cls._declared_signature
+    cls._options = _options.Options(cls.__signature__)
 
-    Name=Value arguments match the class's keyword names case-insensitively, as
-    MATLAB's do; an unknown or repeated name is a :class:`DLFormatError` that lists
-    the accepted names.
-    """
-    signature = inspect.signature(cls)
-    accepted = {parameter.lower(): parameter for parameter in signature.parameters}
+
+def _default(declaration: Property | Factor) -> Any:
+    return inspect.Parameter.empty if declaration.default is REQUIRED else declaration.default
+
+
+def _floating_tensor(label: str, value: object) -> torch.Tensor:
+    """A copy of ``value`` as a floating tensor, refusing anything else with a clear error."""
+    if isinstance(value, np.ndarray):
+        if value.dtype.kind != "f":
+            raise DLFormatError(
+                f"{label} must be a floating-point array (float32 or float64); got a NumPy "
+                f"array of dtype {value.dtype}"
+            )
+        return torch.from_numpy(np.array(value, dtype=value.dtype.newbyteorder("="), order="C"))
+    if isinstance(value, DLArray):
+        value = value._data
+    if isinstance(value, torch.Tensor):
+        if not value.is_floating_point():
+            raise DLFormatError(
+                f"{label} must be a floating-point tensor (float32 or float64); got dtype {value.dtype}"
+            )
+        return value.detach().clone()
+    raise DLFormatError(f"{label} must be a NumPy array or torch tensor; got {_validate.describe(value)}")
+
+
+def _relabel(result: Any, fmt: str, layer: Layer) -> Any:
+    """A non-formattable layer's output, given the input's format as MATLAB does."""
+    data = result._data if isinstance(result, DLArray) else result
+    if not isinstance(data, torch.Tensor):
+        raise DLFormatError(
+            f"{layer._caller()} must return dlarrays or tensors; got {_validate.describe(result)}"
+        )
+    if isinstance(result, DLArray) and result._fmt:
+        return result
+    if data.ndim > len(fmt):
+        raise DLFormatError(
+            f'{layer._caller()} returned {data.ndim} dimensions for a "{fmt}" input; a layer that is not '
+            "Formattable must keep the input's dimensions (set Formattable = True and return a "
+            "formatted dlarray)"
+        )
+    return DLArray(data, fmt)
+
+
+def matlab_constructor(cls: type[Layer], name: str) -> Callable[..., Layer]:
+    """MATLAB's constructor function for a layer class (``fullyConnectedLayer`` for
+    :class:`FullyConnectedLayer`): the same arguments, errors named after the function."""
+    options = cls._options
 
     def construct(*args: Any, **name_value: Any) -> Layer:
-        keywords: dict[str, Any] = {}
-        for key, value in name_value.items():
-            canonical = accepted.get(key.lower())
-            if canonical is None:
-                names = ", ".join(p for p in signature.parameters if p[0].isupper())
-                raise DLFormatError(f"{name} has no option {key!r}; the options are: {names}")
-            if canonical in keywords:
-                raise DLFormatError(f"{name} got option {canonical!r} twice")
-            keywords[canonical] = value
+        args, name_value = _options.normalize(name, options, args, name_value)
         try:
-            signature.bind(*args, **keywords)
+            options_bound = cls.__signature__.bind(*args, **name_value)
         except TypeError as error:
             raise DLFormatError(f"{name}: {error}") from None
-        return cls(*args, **keywords)
+        return cls(*options_bound.args, **options_bound.kwargs)
 
     construct.__name__ = construct.__qualname__ = name
+    construct.__signature__ = cls.__signature__  # type: ignore[attr-defined]
     construct.__doc__ = (
         f"MATLAB's ``{name}``: builds :class:`{cls.__name__}` from the same arguments.\n\n"
-        f"Name=Value options match case-insensitively, as in MATLAB. See "
-        f":class:`{cls.__module__}.{cls.__name__}` for every option.\n"
+        f"Name=Value options (or MATLAB's 'Name', value pairs) match case-insensitively, as in "
+        f"MATLAB. See :class:`{cls.__module__}.{cls.__name__}` for every option.\n"
     )
     return construct
+
+
+_declare(Layer)

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 from .. import _validate
-from .._dlarray import DLArray
+from .._dlarray import DLArray, require_formatted
 from .._errors import DLFormatError
-from ..functional import _require_formatted
-from ._base import Layer, Property, matlab_constructor
+from ._base import Layer, Property, _port_names, matlab_constructor
 
 __all__ = ["AdditionLayer", "additionLayer"]
 
@@ -35,30 +34,24 @@ class AdditionLayer(Layer):
     """
 
     default_name = "addition"
-    config_keys = ("NumInputs", "Name")
-    NumInputs = Property(_at_least_two, read_only=True, doc="Number of inputs.")  # type: ignore[assignment]
+    NumInputs = Property(_at_least_two, positional=True, read_only=True, doc="Number of inputs.")  # type: ignore[assignment]
 
-    def __init__(self, NumInputs: int, *, Name: str = "") -> None:
-        super().__init__(Name)
-        type(self).NumInputs.initialize(self, NumInputs)
+    def _check_properties(self) -> None:
+        self._ports["in"] = _port_names("in", self.NumInputs)
 
-    @property
-    def InputNames(self) -> tuple[str, ...]:  # type: ignore[override]
-        return tuple(f"in{index}" for index in range(1, self.NumInputs + 1))
-
-    def forward(self, *inputs: DLArray) -> DLArray:
+    def predict(self, *inputs: DLArray) -> DLArray:
         if len(inputs) != self.NumInputs:
             raise DLFormatError(f"{self._caller()} takes {self.NumInputs} inputs; got {len(inputs)}")
-        arrays = [_require_formatted(X, self._caller) for X in inputs]
+        arrays = [require_formatted(X, self._caller) for X in inputs]
         formats = {X._fmt for X in arrays}
         if len(formats) > 1:
             listed = ", ".join(f'in{index} "{X._fmt}"' for index, X in enumerate(arrays, 1))
             raise DLFormatError(f"{self._caller()} needs inputs of one format; got {listed}")
         try:
-            total = arrays[0]._data
+            total = arrays[0]
             for X in arrays[1:]:
-                total = total + X._data
-        except RuntimeError:
+                total = total + X
+        except (RuntimeError, DLFormatError):
             listed = ", ".join(
                 f"in{index} {_validate.matlab_size(tuple(X.shape))}" for index, X in enumerate(arrays, 1)
             )
@@ -66,10 +59,7 @@ class AdditionLayer(Layer):
                 f'{self._caller()}: the "{arrays[0]._fmt}" inputs have sizes that neither match nor are 1: '
                 f"{listed}"
             ) from None
-        return DLArray._wrap(total, arrays[0]._fmt)
-
-    def _display_groups(self) -> list[tuple[str, list[str]]]:
-        return [("", ["Name", "NumInputs"])]
+        return total
 
 
 additionLayer = matlab_constructor(AdditionLayer, "additionLayer")

@@ -4,13 +4,11 @@ from __future__ import annotations
 
 from functools import partial
 
-import torch
 import torch.nn.functional as F
 
-from .. import _validate
-from .._dlarray import DLArray
-from .._errors import DLFormatError
-from ..functional import _require_dimensions, _require_formatted
+from .. import _validate, functional
+from .._dlarray import DLArray, require_dimensions, require_formatted
+from ..functional._activations import APPROXIMATIONS
 from ._base import Layer, Property, matlab_constructor
 
 __all__ = [
@@ -26,19 +24,19 @@ __all__ = [
 
 
 class ReLULayer(Layer):
-    """MATLAB's ``reluLayer``: ``max(x, 0)``; any format, kept.
+    """MATLAB's ``reluLayer``: ``max(x, 0)``; any format, kept. See :func:`dlformat.functional.relu`.
 
     Examples:
         >>> Y = dlf.reluLayer()(dlf.dlarray(torch.randn(4, 2, 5), "CBT"))
+        >>> dlf.dims(Y)
+        'CBT'
     """
 
     default_name = "relu"
     matlab_type = "ReLU"
-    config_keys = ("Name",)
 
-    def forward(self, X: DLArray) -> DLArray:
-        X = _require_formatted(X, self._caller)
-        return DLArray._wrap(F.relu(X._data), X._fmt)
+    def predict(self, X: DLArray) -> DLArray:
+        return functional.relu(require_formatted(X, self._caller))
 
 
 class GELULayer(Layer):
@@ -46,31 +44,23 @@ class GELULayer(Layer):
 
     Args:
         Approximation: ``"none"`` (x·Φ(x), exact) or ``"tanh"`` (the tanh approximation).
+
+    Examples:
+        >>> Y = dlf.geluLayer(Approximation="tanh")(dlf.dlarray(torch.randn(4, 2), "CB"))
+        >>> tuple(Y.shape)
+        (4, 2)
     """
 
     default_name = "gelu"
-    config_keys = ("Approximation", "Name")
     Approximation = Property(
-        partial(_validate.choice, allowed=("none", "tanh")), read_only=True, doc='"none" or "tanh".'
+        partial(_validate.choice, allowed=APPROXIMATIONS),
+        default="none",
+        read_only=True,
+        doc='"none" or "tanh".',
     )
 
-    def __init__(self, *, Approximation: str = "none", Name: str = "") -> None:
-        super().__init__(Name)
-        type(self).Approximation.initialize(self, Approximation)
-
-    def forward(self, X: DLArray) -> DLArray:
-        X = _require_formatted(X, self._caller)
-        return DLArray._wrap(F.gelu(X._data, approximate=self.Approximation), X._fmt)
-
-    def _display_groups(self) -> list[tuple[str, list[str]]]:
-        return [("", ["Name", "Approximation"])]
-
-
-def _probability(name: str, value: object) -> float:
-    number = _validate.factor(name, value)
-    if not 0 <= number < 1:
-        raise DLFormatError(f"{name} must be a number in [0, 1); got {_validate.describe(value)}")
-    return number
+    def predict(self, X: DLArray) -> DLArray:
+        return functional.gelu(require_formatted(X, self._caller), Approximation=self.Approximation)
 
 
 class DropoutLayer(Layer):
@@ -79,38 +69,46 @@ class DropoutLayer(Layer):
 
     Args:
         Probability: in [0, 1); default 0.5.
+
+    Examples:
+        >>> layer = dlf.dropoutLayer(0.2)
+        >>> X = dlf.dlarray(torch.ones(4, 3), "CB")
+        >>> torch.equal(dlf.extractdata(layer(X, training=False)), torch.ones(4, 3))
+        True
     """
 
     default_name = "dropout"
-    config_keys = ("Probability", "Name")
-    Probability = Property(_probability, read_only=True, doc="Dropout probability, in [0, 1).")
+    Probability = Property(
+        _validate.probability,
+        default=0.5,
+        positional=True,
+        read_only=True,
+        doc="Dropout probability, in [0, 1).",
+    )
 
-    def __init__(self, Probability: float = 0.5, *, Name: str = "") -> None:
-        super().__init__(Name)
-        type(self).Probability.initialize(self, Probability)
+    def predict(self, X: DLArray) -> DLArray:
+        return require_formatted(X, self._caller)
 
     def forward(self, X: DLArray) -> DLArray:
-        X = _require_formatted(X, self._caller)
-        return DLArray._wrap(F.dropout(X._data, self.Probability, self.training), X._fmt)
-
-    def _display_groups(self) -> list[tuple[str, list[str]]]:
-        return [("", ["Name", "Probability"])]
+        X = require_formatted(X, self._caller)
+        return DLArray._wrap(F.dropout(X._data, self.Probability, True), X._fmt)
 
 
 class SoftmaxLayer(Layer):
     """MATLAB's ``softmaxLayer``: softmax over the channel dimension ``C``; format kept.
 
     Computed in float32 or wider for half-precision input, returned in the input's dtype.
+
+    Examples:
+        >>> Y = dlf.softmaxLayer()(dlf.dlarray(torch.randn(3, 2), "CB"))
+        >>> tuple(Y.shape)
+        (3, 2)
     """
 
     default_name = "softmax"
-    config_keys = ("Name",)
 
-    def forward(self, X: DLArray) -> DLArray:
-        X = _require_dimensions(X, "C", self._caller)
-        data = X._data
-        working = torch.float32 if data.dtype in (torch.float16, torch.bfloat16) else None
-        return DLArray._wrap(F.softmax(data, X._fmt.index("C"), dtype=working).to(data.dtype), X._fmt)
+    def predict(self, X: DLArray) -> DLArray:
+        return functional.softmax(require_dimensions(X, "C", self._caller))
 
 
 reluLayer = matlab_constructor(ReLULayer, "reluLayer")

@@ -35,20 +35,23 @@ def _statistic(name: str, value: object) -> torch.Tensor | None:
 class _InputLayer(Layer):
     """Shared behaviour: format check, optional normalization, plain tensors read in the layer's format."""
 
-    NumInputs = 0  # type: ignore[assignment]
-    InputNames: tuple[str, ...] = ()  # type: ignore[assignment]
+    default_inputs = 0
     trailing = "B"  # the labels after the spatial ones and C
 
     Normalization = Property(
         partial(_validate.choice, allowed=NORMALIZATIONS),
+        default="none",
         read_only=True,
         doc='"none", "zerocenter" (subtract Mean) or "zscore" (subtract Mean, divide by StandardDeviation).',
     )
+    Mean = Property(_statistic, default=None, read_only=True, buffer=True, doc="Per-channel (or one) mean.")
+    StandardDeviation = Property(
+        _statistic, default=None, read_only=True, buffer=True, doc="Per-channel (or one) deviation."
+    )
 
-    def _init_normalization(self, normalization: str, mean: object, deviation: object) -> None:
-        self._assign(Normalization=normalization)
-        for name, value in (("Mean", mean), ("StandardDeviation", deviation)):
-            statistic = _statistic(name, value)
+    def _check_properties(self) -> None:
+        for name in ("Mean", "StandardDeviation"):
+            statistic = getattr(self, name)
             if statistic is not None and statistic.numel() not in (1, self._channels):
                 raise DLFormatError(
                     f"{type(self).__name__} {name} must have 1 or {self._channels} (one per channel) "
@@ -56,7 +59,17 @@ class _InputLayer(Layer):
                 )
             if statistic is not None and name == "StandardDeviation" and (statistic <= 0).any():
                 raise DLFormatError(f"{type(self).__name__} StandardDeviation must be positive")
-            self.register_buffer(name, statistic)
+
+    def example_input(
+        self, device: torch.device | str | None = None, dtype: torch.dtype | None = None
+    ) -> DLArray:
+        """A small input of this layer's sizes and format (batch 1, the shortest sequence): what
+        ``initialize(net)`` and ``analyzeNetwork(net)`` run when given no data."""
+        shape = (*self._spatial, self._channels, 1, *self._example_length())
+        return dlarray(torch.ones(shape, device=device, dtype=dtype), self.InputFormat)
+
+    def _example_length(self) -> tuple[int, ...]:
+        return ()
 
     @property
     def _channels(self) -> int:
@@ -71,7 +84,7 @@ class _InputLayer(Layer):
         """The format the layer's data must have (plain tensors are read in this order)."""
         return "S" * len(self._spatial) + "C" + self.trailing
 
-    def forward(self, X: Any) -> DLArray:
+    def predict(self, X: Any) -> DLArray:
         expected = self.InputFormat
         X = X if isinstance(X, DLArray) and X._fmt else dlarray(X, expected)
         if X._fmt != expected:
@@ -145,24 +158,16 @@ class SequenceInputLayer(_InputLayer):
     """
 
     default_name = "sequenceinput"
-    config_keys = ("InputSize", "MinLength", "Normalization", "Mean", "StandardDeviation", "Name")
     trailing = "BT"
-    InputSize = Property(_input_size, read_only=True, doc="Channels, or (h, ..., c) for images.")
-    MinLength = Property(_validate.positive_integer, read_only=True, doc="Shortest accepted sequence.")
+    InputSize = Property(
+        _input_size, positional=True, read_only=True, doc="Channels, or (h, ..., c) for images."
+    )
+    MinLength = Property(
+        _validate.positive_integer, default=1, read_only=True, doc="Shortest accepted sequence."
+    )
 
-    def __init__(
-        self,
-        InputSize: int | tuple[int, ...],
-        *,
-        MinLength: int = 1,
-        Normalization: str = "none",
-        Mean: object = None,
-        StandardDeviation: object = None,
-        Name: str = "",
-    ) -> None:
-        super().__init__(Name)
-        self._assign(InputSize=InputSize, MinLength=MinLength)
-        self._init_normalization(Normalization, Mean, StandardDeviation)
+    def _example_length(self) -> tuple[int, ...]:
+        return (self.MinLength,)
 
     @property
     def _channels(self) -> int:
@@ -181,9 +186,6 @@ class SequenceInputLayer(_InputLayer):
                 f"{self._caller()} needs sequences of at least MinLength={self.MinLength} steps; got {length}"
             )
 
-    def _display_groups(self) -> list[tuple[str, list[str]]]:
-        return [("", ["Name", "InputSize", "MinLength", "Normalization", "Mean", "StandardDeviation"])]
-
 
 class FeatureInputLayer(_InputLayer):
     """MATLAB's ``featureInputLayer``: feature vectors of format ``"CB"``.
@@ -195,28 +197,13 @@ class FeatureInputLayer(_InputLayer):
     """
 
     default_name = "featureinput"
-    config_keys = ("NumFeatures", "Normalization", "Mean", "StandardDeviation", "Name")
-    NumFeatures = Property(_validate.positive_integer, read_only=True, doc="Features per observation.")
-
-    def __init__(
-        self,
-        NumFeatures: int,
-        *,
-        Normalization: str = "none",
-        Mean: object = None,
-        StandardDeviation: object = None,
-        Name: str = "",
-    ) -> None:
-        super().__init__(Name)
-        self._assign(NumFeatures=NumFeatures)
-        self._init_normalization(Normalization, Mean, StandardDeviation)
+    NumFeatures = Property(
+        _validate.positive_integer, positional=True, read_only=True, doc="Features per observation."
+    )
 
     @property
     def _channels(self) -> int:
         return self.NumFeatures
-
-    def _display_groups(self) -> list[tuple[str, list[str]]]:
-        return [("", ["Name", "NumFeatures", "Normalization", "Mean", "StandardDeviation"])]
 
 
 sequenceInputLayer = matlab_constructor(SequenceInputLayer, "sequenceInputLayer")

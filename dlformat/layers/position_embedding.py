@@ -6,14 +6,10 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any
 
-import torch
-from torch import nn
-
 from .. import _validate
 from .._dlarray import DLArray
-from ..functional import POSITION_DIMENSIONS, _embed
-from . import _initializers
-from ._base import FactorProperty, Layer, Property, matlab_constructor
+from ..functional._position import POSITION_DIMENSIONS, _embed, position_offset
+from ._base import Factor, Layer, Learnable, Property, initializer_property, matlab_constructor
 
 __all__ = ["PositionEmbeddingLayer", "positionEmbeddingLayer"]
 
@@ -37,7 +33,9 @@ class PositionEmbeddingLayer(Layer):
             initializer is not called.
         WeightLearnRateFactor, WeightL2Factor: finite factors ``>= 0`` (see
             :func:`dlformat.param_groups`).
-        PositionOffset: the position of the first input element (integer ``>= 0``).
+        PositionOffset: the position of the first input element (integer ``>= 0``); a call
+            may override it, ``layer(X, PositionOffset=n)`` with an int or a 0-d integer
+            tensor, which ``torch.compile`` runs under one graph for every offset.
         Name: the layer name.
         device, dtype: torch factory arguments for ``Weights`` (default: the default
             device, ``torch.get_default_dtype()``).
@@ -66,59 +64,28 @@ class PositionEmbeddingLayer(Layer):
     """
 
     default_name = "posembedding"
-    learnables = ("Weights",)
-    config_keys = (
-        "OutputSize",
-        "MaxPosition",
-        "PositionDimension",
-        "WeightsInitializer",
-        "WeightLearnRateFactor",
-        "WeightL2Factor",
-        "PositionOffset",
-        "Name",
-    )
 
-    OutputSize = Property(_validate.positive_integer, read_only=True, doc="Number of output channels.")
-    MaxPosition = Property(_validate.positive_integer, read_only=True, doc="Number of embedded positions.")
+    OutputSize = Property(
+        _validate.positive_integer, positional=True, read_only=True, doc="Number of output channels."
+    )
+    MaxPosition = Property(
+        _validate.positive_integer, positional=True, read_only=True, doc="Number of embedded positions."
+    )
     PositionDimension = Property(
         partial(_validate.choice, allowed=POSITION_DIMENSIONS),
+        default="auto",
         read_only=True,
         doc='"auto", "temporal" or "spatial".',
     )
-    WeightsInitializer = Property(_initializers.check, doc="Initializer name or callable f(sz).")
-    PositionOffset = Property(_validate.nonnegative_integer, doc="Position of the first input element.")
-    WeightLearnRateFactor = FactorProperty("Weights", "LearnRateFactor")
-    WeightL2Factor = FactorProperty("Weights", "L2Factor")
-
-    Weights: nn.Parameter
-
-    def __init__(
-        self,
-        OutputSize: int,
-        MaxPosition: int,
-        *,
-        PositionDimension: str = "auto",
-        WeightsInitializer: str | Callable[..., Any] = "narrow-normal",
-        Weights: Any = None,
-        WeightLearnRateFactor: float = 1,
-        WeightL2Factor: float = 1,
-        PositionOffset: int = 0,
-        Name: str = "",
-        device: torch.device | str | None = None,
-        dtype: torch.dtype | None = None,
-        generator: torch.Generator | None = None,
-    ) -> None:
-        super().__init__(Name)
-        self._assign(
-            OutputSize=OutputSize,
-            MaxPosition=MaxPosition,
-            PositionDimension=PositionDimension,
-            WeightsInitializer=WeightsInitializer,
-            PositionOffset=PositionOffset,
-            WeightLearnRateFactor=WeightLearnRateFactor,
-            WeightL2Factor=WeightL2Factor,
-        )
-        self._init_learnables({"Weights": Weights}, device, dtype, generator)
+    PositionOffset = Property(
+        lambda name, value: position_offset(value, name),
+        default=0,
+        doc="Position of the first input element.",
+    )
+    Weights = Learnable(initializer="WeightsInitializer")
+    WeightsInitializer = initializer_property("narrow-normal")
+    WeightLearnRateFactor = Factor("Weights", "LearnRateFactor")
+    WeightL2Factor = Factor("Weights", "L2Factor")
 
     def _learnable_shape(self, name: str) -> tuple[int, ...]:
         return (self.OutputSize, self.MaxPosition)
@@ -126,16 +93,9 @@ class PositionEmbeddingLayer(Layer):
     def _initializer(self, name: str) -> tuple[str | Callable[..., Any], int, int]:
         return self.WeightsInitializer, self.MaxPosition, self.OutputSize
 
-    def forward(self, X: DLArray) -> DLArray:
-        return _embed(X, self.Weights, self.PositionDimension, self.PositionOffset, self._caller)
-
-    def _display_groups(self) -> list[tuple[str, list[str]]]:
-        return [
-            ("", ["Name", "OutputSize", "MaxPosition", "PositionDimension", "PositionOffset"]),
-            ("Learnable Parameters", ["Weights"]),
-            ("Parameters and Initialization", ["WeightsInitializer"]),
-            ("Learning Rate and Regularization", ["WeightLearnRateFactor", "WeightL2Factor"]),
-        ]
+    def predict(self, X: DLArray, *, PositionOffset: Any = None) -> DLArray:
+        offset = self.PositionOffset if PositionOffset is None else position_offset(PositionOffset)
+        return _embed(X, self.Weights, self.PositionDimension, offset, self._caller)
 
 
 positionEmbeddingLayer = matlab_constructor(PositionEmbeddingLayer, "positionEmbeddingLayer")

@@ -2,29 +2,25 @@
 
 from __future__ import annotations
 
-from functools import lru_cache
 from typing import Any
 
 import torch
 from torch import nn
 
 from .. import _validate
-from .._dlarray import DLArray, dlarray, stripdims
+from .._dlarray import DLArray, dlarray, require_dimensions, stripdims
 from .._errors import DLFormatError
-from .._tracing import constant_under_compile
-from ..functional import ROTARY_PAIRINGS, _base, _require_dimensions, rotary
+from .._tracing import cached_plan
+from ..functional._position import ROTARY_PAIRINGS, _base, position_offset, rotary
 
 __all__ = ["RotaryEmbedding"]
 
 
-@lru_cache(maxsize=256)
-def _features_last(fmt: str) -> tuple[str, int]:
+@cached_plan()
+def _plan(fmt: str) -> tuple[str, int]:
     """The format with C moved last, and where T sits in it."""
     order = fmt.replace("C", "") + "C"
     return order, order.index("T")
-
-
-_plan = constant_under_compile(_features_last)
 
 
 class RotaryEmbedding(nn.Module):
@@ -42,7 +38,9 @@ class RotaryEmbedding(nn.Module):
         scale: multiplies the result, as PositionalEmbeddings.jl's ``scale`` does.
         pairing: ``"half"`` (feature k with k + head_size/2, as LLaMA and
             PositionalEmbeddings.jl) or ``"interleaved"`` (2k with 2k+1, as the RoFormer paper).
-        position_offset: the position of the first element along ``T`` (cached decoding).
+        position_offset: the position of the first element along ``T`` (cached decoding); a
+            call may override it, ``rope(X, position_offset=n)`` with an int or a 0-d integer
+            tensor, which ``torch.compile`` runs under one graph for every offset.
 
     Shape:
         Input and output: a dlarray with ``C`` of size ``head_size`` and a ``T`` dimension; the
@@ -66,24 +64,30 @@ class RotaryEmbedding(nn.Module):
         self.base = _base(base)
         self.scale = _validate.factor("scale", scale)
         self.pairing = _validate.choice("pairing", pairing, ROTARY_PAIRINGS)
-        self.position_offset = _validate.nonnegative_integer("position_offset", position_offset)
+        self.position_offset = position_offset
 
-    def forward(self, X: DLArray) -> DLArray:
-        X = _require_dimensions(X, "CT", lambda: "RotaryEmbedding")
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name == "position_offset":  # checked on every assignment, not only at construction
+            value = _validate.nonnegative_integer(name, value)
+        super().__setattr__(name, value)
+
+    def forward(self, X: DLArray, position_offset: Any = None) -> DLArray:
+        X = require_dimensions(X, "CT", lambda: "RotaryEmbedding")
+        offset = self.position_offset if position_offset is None else _offset(position_offset)
         shape = X._data.shape
         channels, length = shape[X._fmt.index("C")], shape[X._fmt.index("T")]
         if channels != self.head_size:
             raise DLFormatError(f'RotaryEmbedding: "C" has size {channels}; head_size is {self.head_size}')
-        if self.position_offset + length > self.max_position:
+        if not isinstance(offset, torch.Tensor) and offset + length > self.max_position:
             raise DLFormatError(
-                f'RotaryEmbedding: position_offset {self.position_offset} plus {length} positions along "T" '
-                f"reach position {self.position_offset + length}, beyond max_position {self.max_position}"
+                f'RotaryEmbedding: position_offset {offset} plus {length} positions along "T" '
+                f"reach position {offset + length}, beyond max_position {self.max_position}"
             )
         order, time_axis = _plan(X._fmt)
         data = stripdims(X, order)
         view = [1] * (data.ndim - 1)
         view[time_axis] = length
-        positions = torch.arange(self.position_offset, self.position_offset + length, device=data.device)
+        positions = offset + torch.arange(length, device=data.device)
         rotated = rotary(data, positions.view(view), self.base, self.scale, self.pairing)
         return dlarray(rotated, order)
 
@@ -97,3 +101,7 @@ class RotaryEmbedding(nn.Module):
 
     def extra_repr(self) -> str:
         return ", ".join(f"{key}={value!r}" for key, value in self.get_config().items())
+
+
+def _offset(value: Any) -> Any:
+    return position_offset(value, "position_offset")

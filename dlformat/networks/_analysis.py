@@ -7,10 +7,11 @@ from typing import Any
 
 import torch
 
-from . import _validate
-from ._dlarray import DLArray
-from ._errors import DLFormatError
-from ._network import DLNetwork, learnables_summary, text_table
+from .. import _validate
+from .._display import finite_note, learnables_summary, text_table
+from .._dlarray import DLArray
+from .._errors import DLFormatError, LayerError
+from ._graph import DLNetwork
 
 __all__ = ["NetworkAnalysis", "analyzeNetwork"]
 
@@ -83,13 +84,13 @@ def analyzeNetwork(net: DLNetwork, *X: Any, show: bool = True) -> NetworkAnalysi
         finally:
             for hook in hooks:
                 hook.remove()
-    except DLFormatError as caught:
-        error = str(caught)
-        steps = net._compiled_schedule().steps
-        failed = next((step.name for step in steps if step.name not in outputs), None)
+    except LayerError as caught:
+        error, failed = caught.reason, caught.layer
     rows = []
     for name, layer in net.layers.items():
         shown, count = learnables_summary(layer)
+        note = finite_note(layer)
+        shown = f"{shown} ({note})" if note else shown
         rows.append(LayerReport(name, layer.matlab_type, outputs.get(name, ""), shown, count))
     analysis = NetworkAnalysis(rows, sum(row.Count for row in rows), error, failed)
     if show:

@@ -1,19 +1,18 @@
-"""Stateless, format-aware functions behind dlformat's layers (like ``torch.nn.functional``)."""
+"""Position embeddings and encodings: learned tables, sinusoids and rotary embeddings."""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from functools import lru_cache
 from typing import Any, NamedTuple
 
 import einops
 import torch
 
-from . import _format, _validate
-from ._dlarray import DLArray
-from ._errors import DLFormatError
-from ._tracing import constant_under_compile
+from .. import _format, _validate
+from .._dlarray import DLArray, require_formatted
+from .._errors import DLFormatError
+from .._tracing import cached_plan
 
 __all__ = ["position_embedding", "rotary", "sinusoid", "timing_signal_1d"]
 
@@ -31,8 +30,8 @@ class _PositionPlan(NamedTuple):
     adds_channel: bool  # the input has no C: the output gains one at ``channel``
 
 
-@lru_cache(maxsize=1024)
-def _position_plan(fmt: str, position_dimension: str) -> _PositionPlan:
+@cached_plan(1024)
+def _plan(fmt: str, position_dimension: str) -> _PositionPlan:
     spatial = fmt.count("S")
     if position_dimension == "temporal" or (position_dimension == "auto" and "T" in fmt):
         if "T" not in fmt:
@@ -62,11 +61,8 @@ def _position_plan(fmt: str, position_dimension: str) -> _PositionPlan:
     return _PositionPlan(index, label, output_format, channel, position, adds_channel)
 
 
-_plan = constant_under_compile(_position_plan)
-
-
-@lru_cache(maxsize=256)
-def _data_value_plan(fmt: str) -> tuple[str, str, str]:
+@cached_plan()
+def _values_plan(fmt: str) -> tuple[str, str, str]:
     """For layers that map each element to a channel vector (index or value → C channels).
 
     Returns (output format, pattern dropping a size-1 C, pattern putting the channels in C's place).
@@ -79,9 +75,6 @@ def _data_value_plan(fmt: str) -> tuple[str, str, str]:
     return output, drop, place
 
 
-_values_plan = constant_under_compile(_data_value_plan)
-
-
 def _per_element(
     X: Any, what: str, caller: Callable[[], str]
 ) -> tuple[torch.Tensor, Callable[[torch.Tensor], DLArray]]:
@@ -90,7 +83,7 @@ def _per_element(
 
     ``what`` says what each element holds, for the error when ``C`` has more than one entry.
     """
-    data = _require_formatted(X, caller)._data
+    data = require_formatted(X, caller)._data
     if "C" in X._fmt and data.shape[X._fmt.index("C")] != 1:
         raise DLFormatError(
             f'{caller()} reads one {what} per element, so the input\'s "C" must have size 1 (or be '
@@ -101,31 +94,11 @@ def _per_element(
     return values, lambda vectors: DLArray._wrap(einops.rearrange(vectors, place), output)
 
 
-def _require_formatted(X: Any, caller: Callable[[], str]) -> DLArray:
-    """``X`` itself, checked to be a formatted dlarray; ``caller()`` names who needs it."""
-    if not isinstance(X, DLArray) or not X._fmt:
-        got = "an unformatted dlarray" if isinstance(X, DLArray) else f"a {type(X).__name__}"
-        raise DLFormatError(
-            f'{caller()} needs a formatted dlarray input, such as dlarray(x, "CBT"); got {got}'
-        )
-    return X
-
-
-def _require_dimensions(X: Any, labels: str, caller: Callable[[], str]) -> DLArray:
-    """``X`` itself, checked to be a dlarray with every label of ``labels``."""
-    if not isinstance(X, DLArray) or any(label not in X._fmt for label in labels):
-        got = f'format "{X._fmt}"' if isinstance(X, DLArray) else f"a {type(X).__name__}"
-        wanted = " and ".join(f'"{label}"' for label in labels)
-        noun = f"a {wanted} dimension" if len(labels) == 1 else f"{wanted} dimensions"
-        raise DLFormatError(f"{caller()} needs a dlarray with {noun}; got {got}")
-    return X
-
-
 def _position_plan_of(
     X: Any, position_dimension: str, caller: Callable[[], str]
 ) -> tuple[_PositionPlan, int]:
     """The plan for a formatted input and the length of its position dimension."""
-    X = _require_formatted(X, caller)
+    X = require_formatted(X, caller)
     try:
         plan = _plan(X._fmt, position_dimension)
     except DLFormatError as error:
@@ -157,22 +130,51 @@ def _broadcast(table: torch.Tensor, offset: int, plan: _PositionPlan, data: torc
     if not plan.adds_channel and _channels_fastest(plan, data) != (table.stride(0) < table.stride(1)):
         # the first copy makes the columns dense, which lets torch use its blocked transpose (2× faster)
         table, offset = table.narrow(1, offset, length).contiguous().t().contiguous().t(), 0
-    elif offset:  # not storage_offset() arithmetic: dynamo cannot trace that
+    elif offset or not isinstance(offset, int):  # not storage_offset() arithmetic: dynamo cannot trace that
         table = table.narrow(1, offset, length)
     strides = [0] * len(sizes)
     strides[plan.channel], strides[plan.position] = table.stride()
     return DLArray._wrap(table.as_strided(sizes, strides), plan.output_format)
 
 
+def position_offset(value: Any, name: str = "PositionOffset") -> Any:
+    """A position offset: an integer >= 0, or a 0-d integer tensor (one compiled graph for every offset).
+
+    In eager mode a tensor becomes its integer; under ``torch.compile`` it stays a tensor, and
+    an integer that varies becomes a symbolic one: neither recompiles per offset.
+    """
+    if isinstance(value, torch.Tensor):
+        if (
+            value.ndim != 0
+            or value.dtype.is_floating_point
+            or value.dtype.is_complex
+            or value.dtype == torch.bool
+        ):
+            raise DLFormatError(
+                f"{name} must be an integer >= 0 or a 0-d integer tensor; got {_validate.describe(value)}"
+            )
+        if torch.compiler.is_compiling():
+            return value
+        value = int(value)
+    elif isinstance(value, torch.SymInt):
+        return value
+    return _validate.nonnegative_integer(name, value)
+
+
 def _embed(
-    X: Any, weights: torch.Tensor, position_dimension: str, offset: int, caller: Callable[[], str]
+    X: Any, weights: torch.Tensor, position_dimension: str, offset: Any, caller: Callable[[], str]
 ) -> DLArray:
-    """The shared forward of position embeddings; arguments already validated.
+    """The shared forward of position embeddings; ``offset`` from :func:`position_offset`.
 
     ``caller()`` names the layer or function in error messages (built only when one is raised).
     """
     plan, length = _position_plan_of(X, position_dimension, caller)
     max_position = weights.shape[1]
+    if isinstance(
+        offset, torch.Tensor
+    ):  # compiled, offset as data: gather the columns, bounds checked by torch
+        columns = offset.to(weights.device) + torch.arange(length, device=weights.device)
+        return _broadcast(weights.index_select(1, columns), 0, plan, X._data)
     if offset + length > max_position:
         start = f"PositionOffset {offset} plus " if offset else ""
         raise DLFormatError(
@@ -201,7 +203,7 @@ def position_embedding(
         adding it to another dlarray costs one pass; never write into it in place.
     """
     position_dimension = _validate.choice("position_dimension", position_dimension, POSITION_DIMENSIONS)
-    offset = _validate.nonnegative_integer("offset", offset)
+    offset = position_offset(offset, "offset")
     if not isinstance(weights, torch.Tensor) or weights.ndim != 2:
         raise DLFormatError(
             f"weights must be a 2-D tensor (OutputSize × MaxPosition); got {_validate.describe(weights)}"

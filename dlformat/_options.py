@@ -1,0 +1,105 @@
+"""MATLAB's calling habits for Python callables: Name,Value pairs and case-insensitive names.
+
+MATLAB writes options two ways, ``fullyConnectedLayer(10, Name="fc")`` and
+``fullyConnectedLayer(10, 'Name', 'fc')``, and matches option names regardless of case.
+:func:`normalize` turns either form into Python keywords against a callable's signature,
+before the call, so every layer constructor and functional function accepts both. The
+parsing looks at names and argument counts only, never at tensors.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from ._errors import DLFormatError
+
+__all__ = ["Options", "matlab_function", "normalize"]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+class Options:
+    """What :func:`normalize` needs to know of one signature, computed once."""
+
+    __slots__ = ("exact", "lowered", "names", "positional")
+
+    def __init__(self, signature: inspect.Signature) -> None:
+        parameters = list(signature.parameters.values())
+        self.positional = sum(
+            parameter.kind in (parameter.POSITIONAL_ONLY, parameter.POSITIONAL_OR_KEYWORD)
+            for parameter in parameters
+        )
+        keywords = [
+            parameter.name
+            for parameter in parameters
+            if parameter.kind in (parameter.POSITIONAL_OR_KEYWORD, parameter.KEYWORD_ONLY)
+        ]
+        self.exact = frozenset(keywords)
+        self.lowered = {name.lower(): name for name in keywords}
+        # the options a MATLAB user would write: MATLAB names start with a capital letter
+        self.names = tuple(name for name in keywords if name[:1].isupper())
+
+
+def _option_name(options: Options, key: object) -> str | None:
+    if isinstance(key, str):
+        return options.lowered.get(key.lower())
+    return None
+
+
+def normalize(
+    caller: str, options: Options, args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    """``args`` and ``kwargs`` with trailing ``'Name', value`` pairs and any-case names made keywords.
+
+    Pairs are read from the first positional string that names an option and leaves an
+    even number of arguments; from there on every other argument must be an option name.
+    An unknown or repeated name is a :class:`DLFormatError` naming
+    ``caller`` and listing the options.
+    """
+    if len(args) <= options.positional and all(key in options.exact for key in kwargs):
+        return args, kwargs  # the common case: nothing to translate
+    start = next(
+        (
+            index
+            for index in range(len(args))
+            if _option_name(options, args[index]) is not None and (len(args) - index) % 2 == 0
+        ),
+        len(args),
+    )
+    pairs = list(zip(args[start::2], args[start + 1 :: 2], strict=True))
+    named: dict[str, Any] = {}
+    for key, value in [*pairs, *kwargs.items()]:
+        canonical = _option_name(options, key)
+        if canonical is None:
+            shown = f"'{key}'" if isinstance(key, str) else repr(key)
+            raise DLFormatError(
+                f"{caller} has no option {shown}; the options are: {', '.join(options.names) or 'none'}"
+            )
+        if canonical in named:
+            raise DLFormatError(f"{caller} got option '{canonical}' twice")
+        named[canonical] = value
+    return args[:start], named
+
+
+def matlab_function(function: F) -> F:
+    """Let ``function`` take MATLAB's ``'Name', value`` pairs and any-case option names.
+
+    Examples:
+        >>> @matlab_function
+        ... def softmax(X, *, DataFormat=None):
+        ...     return DataFormat
+        >>> softmax(1, "dataformat", "CB")
+        'CB'
+    """
+    options = Options(inspect.signature(function))
+    name = function.__name__
+
+    @functools.wraps(function)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        args, kwargs = normalize(name, options, args, kwargs)
+        return function(*args, **kwargs)
+
+    return call  # type: ignore[return-value]

@@ -1,0 +1,34 @@
+"""MATLAB's deep-learning functions on dlarrays, under MATLAB's names (like ``torch.nn.functional``).
+
+Every layer's computation lives here and the layers are thin calls into it:
+``fullyConnectedLayer`` → :func:`fullyconnect`, ``selfAttentionLayer`` → :func:`attention`,
+``layerNormalizationLayer`` → :func:`layernorm`, ``wordEmbeddingLayer`` → :func:`embed`.
+Each function takes MATLAB's arguments and options (``'Name', value`` pairs too), reads the
+format of a formatted dlarray or takes ``DataFormat`` for unformatted data, and computes in
+MATLAB's precision (float32 when float32 and float64 meet). One module per concept:
+``_dense``, ``_attention``, ``_normalization``, ``_embedding``, ``_activations``,
+``_position``; the convolution, pooling and recurrent functions join them in their own modules.
+"""
+
+from ._activations import gelu, leakyrelu, relu, sigmoid, softmax
+from ._attention import attention
+from ._dense import fullyconnect
+from ._embedding import embed
+from ._normalization import layernorm
+from ._position import position_embedding, rotary, sinusoid, timing_signal_1d
+
+__all__ = [
+    "attention",
+    "embed",
+    "fullyconnect",
+    "gelu",
+    "layernorm",
+    "leakyrelu",
+    "position_embedding",
+    "relu",
+    "rotary",
+    "sigmoid",
+    "sinusoid",
+    "softmax",
+    "timing_signal_1d",
+]

@@ -1,0 +1,93 @@
+"""MATLAB's activation functions on dlarrays: ``relu``, ``leakyrelu``, ``gelu``, ``sigmoid``, ``softmax``.
+
+Each keeps its input's format. Unformatted input is allowed where MATLAB allows it (the
+element-wise ones); ``softmax`` works along ``C`` and needs a format, or ``DataFormat``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+
+from .. import _validate
+from .._dlarray import DLArray, dlarray
+from .._errors import DLFormatError
+from .._options import matlab_function
+from ._common import formatted_input
+
+__all__ = ["gelu", "leakyrelu", "relu", "sigmoid", "softmax"]
+
+APPROXIMATIONS = ("none", "tanh")
+
+
+def _elementwise(name: str, X: Any, function: Callable[[torch.Tensor], torch.Tensor]) -> DLArray:
+    """``function`` on the data of ``X`` (any dlarray, tensor or array), format kept."""
+    X = X if isinstance(X, DLArray) else dlarray(X)
+    data = X._data
+    if not data.is_floating_point():
+        # MATLAB's dlarray holds single, double or logical data; logical computes as single
+        if data.dtype != torch.bool:
+            raise DLFormatError(
+                f"{name} needs floating-point or logical data (MATLAB's dlarray holds single, double or "
+                f"logical); got dtype {data.dtype}. Convert it first, e.g. X.float()"
+            )
+        data = data.to(torch.get_default_dtype())
+    return DLArray._wrap(function(data), X._fmt)
+
+
+@matlab_function
+def relu(X: Any) -> DLArray:
+    """MATLAB's ``relu``: ``max(X, 0)``, format kept.
+
+    Examples:
+        >>> F.relu(dlf.dlarray(torch.tensor([[-1.0, 2.0]]), "CB")).shape
+        torch.Size([1, 2])
+    """
+    return _elementwise("relu", X, torch.relu)
+
+
+@matlab_function
+def leakyrelu(X: Any, scaleFactor: float = 0.01) -> DLArray:
+    """MATLAB's ``leakyrelu(X, scaleFactor)``: ``X`` where positive, ``scaleFactor * X`` elsewhere.
+
+    ``scaleFactor`` defaults to 0.01, as in MATLAB.
+    """
+    scale = _validate.real("scaleFactor", scaleFactor)
+    return _elementwise("leakyrelu", X, lambda data: F.leaky_relu(data, scale))
+
+
+@matlab_function
+def gelu(X: Any, *, Approximation: str = "none") -> DLArray:
+    """MATLAB's ``gelu(X, Approximation=...)``: ``x·Φ(x)`` (``"none"``) or its tanh approximation."""
+    approximate = _validate.choice("Approximation", Approximation, APPROXIMATIONS)
+    return _elementwise("gelu", X, lambda data: F.gelu(data, approximate=approximate))
+
+
+@matlab_function
+def sigmoid(X: Any) -> DLArray:
+    """MATLAB's ``sigmoid``: ``1 / (1 + exp(-X))``, format kept."""
+    return _elementwise("sigmoid", X, torch.sigmoid)
+
+
+@matlab_function
+def softmax(X: Any, *, DataFormat: str | None = None) -> DLArray:
+    """MATLAB's ``softmax``: exponentials normalized to sum 1 along ``C``, for every other index.
+
+    Half-precision data is computed in float32 and returned in its own dtype.
+
+    Examples:
+        >>> Y = F.softmax(dlf.dlarray(torch.randn(3, 2), "CB"))
+        >>> torch.allclose(dlf.extractdata(Y).sum(0), torch.ones(2))
+        True
+    """
+    X, restore = formatted_input(X, DataFormat, "softmax", needs="C")
+    result = _elementwise("softmax", X, lambda data: _softmax(data, X._fmt.index("C")))
+    return restore(result)
+
+
+def _softmax(data: torch.Tensor, dim: int) -> torch.Tensor:
+    working = torch.float32 if data.dtype in (torch.float16, torch.bfloat16) else None
+    return F.softmax(data, dim, dtype=working).to(data.dtype)

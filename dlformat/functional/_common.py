@@ -1,0 +1,98 @@
+"""What every functional function shares: reading its input's format, and MATLAB's precision rule."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import torch
+
+from .. import _validate
+from .._dlarray import DLArray, dlarray
+from .._errors import DLFormatError
+
+__all__ = ["as_data", "formatted_input", "working_dtype"]
+
+
+def formatted_input(
+    X: Any, DataFormat: str | None, caller: str, needs: str = ""
+) -> tuple[DLArray, Callable[[DLArray], DLArray]]:
+    """``X`` as a formatted dlarray, and how to give a result back in ``X``'s kind.
+
+    MATLAB's rule for its deep-learning functions: a formatted dlarray carries its own
+    format, and ``DataFormat`` is then an error; unformatted data (an unformatted dlarray, a
+    tensor or a NumPy array) needs ``DataFormat``, which labels its dimensions in the order
+    they are stored, and the result comes back unformatted, its dimensions in the order of
+    the formatted result. ``needs`` lists labels the format must have.
+    """
+    if isinstance(X, DLArray) and X._fmt:
+        if DataFormat is not None:
+            raise DLFormatError(
+                f'{caller}: DataFormat is only for unformatted data; the input already has format "{X._fmt}"'
+            )
+        result, restore = X, _keep
+    else:
+        if DataFormat is None:
+            raise DLFormatError(
+                f'{caller} needs a formatted dlarray, or DataFormat="..." to label unformatted data '
+                f'(for example DataFormat="CB"); got {_describe_input(X)}'
+            )
+        data = X._data if isinstance(X, DLArray) else as_data(X, caller)
+        if len(DataFormat) < data.ndim:
+            raise DLFormatError(
+                f'{caller}: DataFormat "{DataFormat}" labels {len(DataFormat)} dimensions; the data has '
+                f"{data.ndim}"
+            )
+        result, restore = dlarray(data, DataFormat), _strip
+    missing = [label for label in needs if label not in result._fmt]
+    if missing:
+        wanted = " and ".join(f'"{label}"' for label in needs)
+        raise DLFormatError(f'{caller} needs data with {wanted} dimensions; got format "{result._fmt}"')
+    return result, restore
+
+
+def _keep(Y: DLArray) -> DLArray:
+    return Y
+
+
+def _strip(Y: DLArray) -> DLArray:
+    return DLArray._wrap(Y._data, "")
+
+
+def _describe_input(X: Any) -> str:
+    if isinstance(X, DLArray):
+        return "an unformatted dlarray"
+    return _validate.describe(X)
+
+
+def as_data(value: Any, name: str) -> torch.Tensor:
+    """The tensor inside a dlarray, tensor, NumPy array or number (learnables and options)."""
+    if isinstance(value, DLArray):
+        return value._data
+    if isinstance(value, torch.Tensor):
+        return value
+    if isinstance(value, (np.ndarray, np.generic, int, float)) and not isinstance(value, bool):
+        return dlarray(value)._data
+    raise DLFormatError(
+        f"{name} must be a dlarray, a tensor, a NumPy array or a number; got {_validate.describe(value)}"
+    )
+
+
+def working_dtype(*dtypes: torch.dtype) -> torch.dtype:
+    """The floating type MATLAB computes in when these types meet.
+
+    MATLAB: an operation that combines single and double values gives single ("single
+    wins"). dlformat extends the rule to torch's other floating types: float64 yields to any
+    narrower floating type, and the narrower ones combine by torch's promotion (float16 with
+    bfloat16 gives float32). Integer and logical data take the floating type of the other
+    operands, or the default dtype (float32) when there is none.
+    """
+    floating = [dtype for dtype in dtypes if dtype.is_floating_point]
+    if not floating:
+        return torch.get_default_dtype()
+    narrower = [dtype for dtype in floating if dtype != torch.float64] or floating
+    result = narrower[0]
+    for dtype in narrower[1:]:
+        result = torch.promote_types(result, dtype)
+    return result

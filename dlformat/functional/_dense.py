@@ -1,0 +1,110 @@
+"""MATLAB's ``fullyconnect``: ``weights * x + bias`` over the flattened spatial and channel data."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import einops
+import torch
+import torch.nn.functional as F
+
+from .. import _format, _validate
+from .._dlarray import DLArray
+from .._errors import DLFormatError
+from .._options import matlab_function
+from .._tracing import cached_plan
+from ._common import as_data, formatted_input, working_dtype
+
+__all__ = ["fullyconnect"]
+
+
+@cached_plan()
+def _flatten_plan(fmt: str) -> tuple[str, str, str, int]:
+    """(output format, pattern to (kept..., features), pattern back, number of S and C dimensions).
+
+    Features are flattened as MATLAB does, column-major: the first S varies fastest, C slowest.
+    """
+    if "U" in fmt:
+        raise DLFormatError(
+            f'fullyconnect cannot take format "{fmt}": "U" dimensions have no meaning it could '
+            f'flatten or keep; relabel them as "S" (flattened) or "B"/"T" (kept)'
+        )
+    if "C" not in fmt:
+        raise DLFormatError(f'fullyconnect needs data with a "C" dimension; got format "{fmt}"')
+    names = _format.axis_names(fmt)
+    features = [name for name in names if name[0] in "sc"]
+    kept = [name for name in names if name[0] in "bt"]
+    output = "C" + "".join(label for label in fmt if label in "BT")
+    to_rows = f"{' '.join(names)} -> {' '.join(kept)} ({' '.join(reversed(features))})"
+    back = f"{' '.join(kept)} c0 -> {' '.join(_format.axis_names(output))}"
+    return output, to_rows, back, len(features)
+
+
+def flattened_size(fmt: str, shape: tuple[int, ...]) -> int:
+    """The number of input features of data of this format and shape (S and C flattened)."""
+    count = _flatten_plan(fmt)[3]
+    size = 1
+    for extent in shape[:count]:
+        size *= extent
+    return size
+
+
+def _matrix(weights: torch.Tensor) -> torch.Tensor:
+    """``weights`` as an OutputSize × InputSize matrix: MATLAB flattens an
+    OutputSize × h × w × c array column-major, so the first input dimension varies fastest."""
+    if weights.ndim == 2:
+        return weights
+    if weights.ndim < 2:
+        raise DLFormatError(
+            f"fullyconnect weights must be OutputSize × InputSize (or OutputSize × h × w × c); got "
+            f"{_validate.matlab_size(weights.shape) or 'a scalar'}"
+        )
+    return weights.permute(0, *range(weights.ndim - 1, 0, -1)).reshape(weights.shape[0], -1)
+
+
+@matlab_function
+def fullyconnect(X: Any, weights: Any, bias: Any, *, DataFormat: str | None = None) -> DLArray:
+    """MATLAB's ``Y = fullyconnect(X, weights, bias)``: ``weights * x + bias`` per observation.
+
+    Every ``S`` dimension is flattened with ``C`` into one feature vector, in MATLAB's
+    column-major order (the first ``S`` fastest, ``C`` slowest); ``B`` and ``T`` are kept.
+
+    Args:
+        X: a formatted dlarray with ``C`` (``"SSCB"``, ``"CBT"``, ...), or unformatted data with
+            ``DataFormat``.
+        weights: ``OutputSize × InputSize`` (or ``OutputSize × h × w × c``, flattened
+            column-major as MATLAB does); a tensor, NumPy array or unformatted dlarray.
+        bias: ``OutputSize`` values (any shape), or a scalar.
+        DataFormat: the format of unformatted ``X``; the result is then unformatted.
+
+    Returns:
+        A dlarray of format ``"C"`` plus ``X``'s ``B`` and ``T`` (``"CB"``, ``"CBT"``), ``C`` of
+        size ``OutputSize``. Computed in MATLAB's precision: float32 when float32 and float64 meet.
+
+    Shape:
+        ``4(S) × 4(S) × 3(C) × 2(B)`` with ``10 × 48`` weights gives ``10(C) × 2(B)``.
+
+    Examples:
+        >>> X = dlf.dlarray(torch.randn(4, 4, 3, 2), "SSCB")
+        >>> Y = F.fullyconnect(X, torch.randn(10, 48), torch.zeros(10))
+        >>> dlf.dims(Y), tuple(Y.shape)
+        ('CB', (10, 2))
+    """
+    X, restore = formatted_input(X, DataFormat, "fullyconnect")
+    matrix = _matrix(as_data(weights, "fullyconnect weights"))
+    offsets = as_data(bias, "fullyconnect bias")
+    output, to_rows, back, _ = _flatten_plan(X._fmt)
+    rows = einops.rearrange(X._data, to_rows)
+    if rows.shape[-1] != matrix.shape[1]:
+        raise DLFormatError(
+            f'fullyconnect: the "{X._fmt}" input of size {_validate.matlab_size(tuple(X.shape))} flattens '
+            f"to {rows.shape[-1]} features; the weights take {matrix.shape[1]} "
+            f"({_validate.matlab_size(tuple(matrix.shape))})"
+        )
+    if offsets.numel() not in (1, matrix.shape[0]):
+        raise DLFormatError(
+            f"fullyconnect bias must have {matrix.shape[0]} elements (OutputSize) or 1; got {offsets.numel()}"
+        )
+    dtype = working_dtype(rows.dtype, matrix.dtype, offsets.dtype)
+    result = F.linear(rows.to(dtype), matrix.to(dtype), offsets.reshape(-1).to(dtype).expand(matrix.shape[0]))
+    return restore(DLArray._wrap(einops.rearrange(result, back), output))

@@ -1,0 +1,515 @@
+"""MATLAB's ``dlnetwork``: named layers joined by named connections, and the functions that edit it.
+
+The graph lives in plain Python data (layer names, ``(layer, port)`` pairs); every edit
+checks first and changes nothing on error. MATLAB's free functions (``addLayers(net, ...)``)
+and method forms (``net.addLayers(...)``) are the same code.
+"""
+
+from __future__ import annotations
+
+import itertools
+import warnings
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import torch
+from torch import nn
+
+from .. import _validate
+from .._display import Table, learnables_summary, text_table
+from .._dlarray import DLArray
+from .._errors import DLFormatError, LayerError
+from ..layers import Layer
+from . import _schedule
+from ._schedule import Port
+
+__all__ = ["DLNetwork", "LayerArray"]
+
+
+class LayerArray(tuple):  # type: ignore[type-arg]
+    """MATLAB's ``Layer`` array: a tuple of layers that also indexes by name, displayed as MATLAB does.
+
+    Examples:
+        >>> net = dlf.dlnetwork([dlf.featureInputLayer(3), dlf.fullyConnectedLayer(2)])
+        >>> net.Layers["fc"] is net.Layers[1]
+        True
+    """
+
+    def __getitem__(self, key: Any) -> Any:
+        if isinstance(key, str):
+            for layer in self:
+                if layer.Name == key:
+                    return layer
+            known = ", ".join(f"'{layer.Name}'" for layer in self) or "none"
+            raise KeyError(f"no layer named '{key}'; the layers are: {known}")
+        result = super().__getitem__(key)
+        return LayerArray(result) if isinstance(key, slice) else result
+
+    def __repr__(self) -> str:
+        rows = [
+            (
+                str(index),
+                f"'{layer.Name}'",
+                layer.matlab_type,
+                layer.Description or learnables_summary(layer)[0],
+            )
+            for index, layer in enumerate(self, 1)
+        ]
+        lines = [f"  {len(self)}×1 Layer array with layers:", ""]
+        lines += ["     " + line for line in text_table(("", "", "", ""), rows, rule="", gap=3)[1:]]
+        return "\n".join(lines)
+
+
+class DLNetwork(nn.Module):
+    """MATLAB's ``dlnetwork``: a graph of named dlformat layers, an ``nn.Module``.
+
+    Build it with :func:`dlformat.dlnetwork`, ``addLayers`` and ``connectLayers`` (as free
+    functions or methods); run it with :func:`dlformat.forward` (training behaviour),
+    :func:`dlformat.predict` (inference behaviour), or by calling it (the module's
+    ``train``/``eval`` mode decides, or ``training=True/False`` for that call).
+
+    Attributes:
+        Layers: a :class:`LayerArray`, in the order the layers were added.
+        Connections: a :class:`~dlformat._display.Table` with columns ``Source`` and ``Destination``.
+        InputNames: input layers, and unconnected inputs of other layers (``"add/in2"``).
+        OutputNames: layers (or ``"layer/port"``) whose output feeds nothing.
+        Learnables: a table with columns ``Layer``, ``Parameter``, ``Value``.
+        Initialized: whether every layer has its learnables.
+
+    ``state_dict`` keys are ``layers.<Name>.<Parameter>``, e.g. ``layers.posemb.Weights``.
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.layers = nn.ModuleDict()
+        self._links: dict[Port, Port] = {}  # destination port -> source port
+        self._schedule: _schedule.Schedule | None = None
+
+    # -- MATLAB properties --------------------------------------------------------------------
+    @property
+    def Layers(self) -> LayerArray:
+        return LayerArray(self.layers.values())
+
+    @property
+    def Connections(self) -> Table:
+        rows = [
+            (self._port_name(source, "out"), self._port_name(destination, "in"))
+            for destination, source in self._links.items()
+        ]
+        return Table(("Source", "Destination"), rows)
+
+    @property
+    def InputNames(self) -> tuple[str, ...]:
+        return tuple(self._port_name(port, "in") if port[1] else port[0] for port in self._inputs())
+
+    @property
+    def OutputNames(self) -> tuple[str, ...]:
+        used = set(self._links.values())
+        return tuple(
+            self._port_name((name, port), "out")
+            for name, layer in self.layers.items()
+            for port in layer.OutputNames
+            if (name, port) not in used
+        )
+
+    @property
+    def Learnables(self) -> Table:
+        rows = [
+            (name, parameter, getattr(layer, parameter))
+            for name, layer in self.layers.items()
+            for parameter in layer.learnables
+            if getattr(layer, parameter) is not None
+        ]
+        return Table(("Layer", "Parameter", "Value"), rows)
+
+    @property
+    def Initialized(self) -> bool:
+        return all(layer.Initialized for layer in self.layers.values())
+
+    # -- graph bookkeeping -----------------------------------------------------------------
+    def _port_name(self, port: Port, side: str) -> str:
+        name, port_name = port
+        layer = self.layers[name]
+        count = layer.NumInputs if side == "in" else layer.NumOutputs
+        return name if count == 1 else f"{name}/{port_name}"
+
+    def _inputs(self) -> list[Port]:
+        """Network inputs in order: ``(name, "")`` for input layers, unconnected ports otherwise."""
+        inputs: list[Port] = []
+        for name, layer in self.layers.items():
+            if layer.NumInputs == 0:
+                inputs.append((name, ""))
+            inputs += [(name, port) for port in layer.InputNames if (name, port) not in self._links]
+        return inputs
+
+    def _resolve(self, spec: object, side: str) -> Port:
+        """``"name"`` or ``"name/port"`` as a (layer, port) pair, checked against the layer's ports."""
+        if not isinstance(spec, str) or not spec:
+            raise DLFormatError(
+                f'a {"source" if side == "out" else "destination"} must be a layer name or "name/port"; '
+                f"got {_validate.describe(spec)}"
+            )
+        name, _, port = spec.partition("/")
+        layer = self._layer(name)
+        ports = layer.InputNames if side == "in" else layer.OutputNames
+        if not ports:
+            raise DLFormatError(f"layer '{name}' ({type(layer).__name__}) has no inputs to connect to")
+        if not port:
+            if len(ports) > 1:
+                listed = ", ".join(f"'{name}/{p}'" for p in ports[:10]) + (", ..." if len(ports) > 10 else "")
+                raise DLFormatError(f"layer '{name}' has several {side}puts; name one of {listed}")
+            port = ports[0]
+        elif port not in ports:
+            raise DLFormatError(
+                f"layer '{name}' has no {side}put '{port}'; its {side}puts are: {', '.join(ports)}"
+            )
+        return name, port
+
+    def _layer(self, name: str) -> Layer:
+        if name not in self.layers:
+            known = ", ".join(f"'{known}'" for known in self.layers) or "none"
+            raise DLFormatError(f"the network has no layer '{name}'; its layers are: {known}")
+        return self.layers[name]  # type: ignore[return-value]
+
+    def _changed(self) -> None:
+        self._schedule = None
+
+    def _compiled_schedule(self) -> _schedule.Schedule:
+        if self._schedule is None:
+            outputs = tuple(self._resolve(name, "out") for name in self.OutputNames)
+            self._schedule = _schedule.build(
+                self.layers, self._links, self._inputs(), self._port_name, self.InputNames, outputs
+            )
+        return self._schedule
+
+    # -- editing (MATLAB's functions, as methods) -----------------------------------------------
+    def addLayers(self, layers: Layer | Sequence[Layer]) -> DLNetwork:
+        """Add layers; a list is connected in sequence (each output to the next's first input).
+
+        Unnamed layers get MATLAB's automatic names from their type (``fc``; ``fc_1``, ``fc_2``
+        when the added layers hold several), and names repeated among the added layers are
+        made unique the same way, with a warning. A name already in the network is an error.
+        Nothing is added when any check fails. Returns the network (changed in place).
+        """
+        items = _as_layers(layers)
+        names = _unique_names(items, set(self.layers))
+        for index, (name, layer) in enumerate(zip(names, items, strict=True)):
+            _check_name(name)
+            if index and layer.NumInputs == 0:
+                raise DLFormatError(
+                    f"layer '{name}' ({type(layer).__name__}) is an input layer and cannot follow "
+                    f"'{names[index - 1]}' in a layer array; add it separately"
+                )
+            if any(layer is other for other in self.layers.values()) or any(
+                layer is other for other in items[:index]
+            ):
+                raise DLFormatError(f"layer '{name}' is added twice; each layer object can appear once")
+        for name, layer in zip(names, items, strict=True):
+            layer.Name = name
+            self.layers[name] = layer
+        for previous, name in itertools.pairwise(names):
+            self._links[(name, self.layers[name].InputNames[0])] = (
+                previous,
+                self.layers[previous].OutputNames[0],
+            )
+        self._changed()
+        return self
+
+    def connectLayers(self, source: str, destination: str) -> DLNetwork:
+        """Connect ``source`` (``"name"``, ``"name/out"``) to ``destination`` (``"name"``, ``"add/in2"``)."""
+        destination_port = self._resolve(destination, "in")
+        source_port = self._resolve(source, "out")
+        if destination_port in self._links:
+            current = self._port_name(self._links[destination_port], "out")
+            raise DLFormatError(
+                f"input '{self._port_name(destination_port, 'in')}' is already connected to '{current}'; "
+                "disconnect it first (disconnectLayers)"
+            )
+        cycle = _path(self._links, destination_port[0], source_port[0])
+        if cycle is not None:
+            loop = " -> ".join(f"'{name}'" for name in [*cycle, destination_port[0]])
+            raise DLFormatError(f"connecting '{source}' to '{destination}' would close the cycle {loop}")
+        self._links[destination_port] = source_port
+        self._changed()
+        return self
+
+    def disconnectLayers(self, source: str, destination: str) -> DLNetwork:
+        """Remove the connection from ``source`` to ``destination``."""
+        destination_port, source_port = self._resolve(destination, "in"), self._resolve(source, "out")
+        if self._links.get(destination_port) != source_port:
+            raise DLFormatError(f"the network has no connection from '{source}' to '{destination}'")
+        del self._links[destination_port]
+        self._changed()
+        return self
+
+    def removeLayers(self, names: str | Sequence[str]) -> DLNetwork:
+        """Remove layers and every connection to or from them."""
+        names = [names] if isinstance(names, str) else list(names)
+        for name in names:
+            self._layer(name)
+        for name in names:
+            del self.layers[name]
+        self._links = {
+            destination: source
+            for destination, source in self._links.items()
+            if destination[0] not in names and source[0] not in names
+        }
+        self._changed()
+        return self
+
+    def replaceLayer(
+        self, layerName: str, larray: Layer | Sequence[Layer], *, ReconnectBy: str = "name"
+    ) -> DLNetwork:
+        """MATLAB's ``replaceLayer``: put ``larray`` (connected in sequence) where layer ``layerName`` was.
+
+        The old layer's inputs feed the first new layer and its outputs come from the last;
+        ``ReconnectBy="name"`` (default) matches ports by name, ``"order"`` by position.
+        """
+        old = self._layer(layerName)
+        mode = _validate.choice("ReconnectBy", ReconnectBy, ("name", "order"))
+        items = _as_layers(larray)
+        first, last = items[0], items[-1]
+
+        def port_map(old_ports: tuple[str, ...], new_ports: tuple[str, ...], side: str) -> dict[str, str]:
+            if mode == "order":
+                if len(new_ports) < len(old_ports):
+                    raise DLFormatError(
+                        f"replaceLayer: '{layerName}' has {len(old_ports)} {side}puts; "
+                        f"the replacement has {len(new_ports)}"
+                    )
+                return dict(zip(old_ports, new_ports, strict=False))
+            missing = [port for port in old_ports if port not in new_ports]
+            if missing:
+                raise DLFormatError(
+                    f"replaceLayer: the replacement has no {side}put named {', '.join(missing)} "
+                    f'(ReconnectBy "name"); its {side}puts are {", ".join(new_ports) or "none"}; '
+                    'use ReconnectBy="order"'
+                )
+            return {port: port for port in old_ports}
+
+        inputs = port_map(old.InputNames, first.InputNames, "in")
+        outputs = port_map(old.OutputNames, last.OutputNames, "out")
+        incoming = {
+            port: self._links[(layerName, port)]
+            for port in old.InputNames
+            if (layerName, port) in self._links
+        }
+        outgoing = {dest: src[1] for dest, src in self._links.items() if src[0] == layerName}
+        position = list(self.layers).index(layerName)
+        trial = DLNetwork()
+        for name, layer in self.layers.items():
+            if name != layerName:
+                trial.layers[name] = layer
+        trial.addLayers(items)  # names and checks; changes nothing of self on error
+        new_names = [layer.Name for layer in items]
+        links = {
+            dest: src for dest, src in self._links.items() if dest[0] != layerName and src[0] != layerName
+        }
+        links.update(trial._links)
+        for port, source in incoming.items():
+            links[(new_names[0], inputs[port])] = source
+        for destination, port in outgoing.items():
+            links[destination] = (new_names[-1], outputs[port])
+        ordered = list(trial.layers.items())
+        kept, added = ordered[: len(ordered) - len(items)], ordered[len(ordered) - len(items) :]
+        self.layers = nn.ModuleDict(kept[:position] + added + kept[position:])
+        self._links = links
+        self._changed()
+        return self
+
+    def initialize(self, *X: Any) -> DLNetwork:
+        """MATLAB's ``initialize``: create every learnable whose size follows the data.
+
+        Without examples, each network input must come from an input layer, whose sizes make a
+        small example; otherwise pass one example per input (``InputNames`` order). The examples
+        run once in inference mode without gradients.
+        """
+        self.run_example(X)
+        return self
+
+    def predict(self, *X: Any, Outputs: Sequence[str] | str | None = None) -> Any:
+        """MATLAB's ``predict``: inference behaviour (dropout off), this call only."""
+        return self(*X, Outputs=Outputs, training=False)
+
+    # -- running ---------------------------------------------------------------------------
+    def forward(
+        self, *X: Any, Outputs: Sequence[str] | str | None = None, training: bool | None = None
+    ) -> Any:
+        """Run the network: ``training`` picks the behaviour for this call (default: the module's mode).
+
+        The mode is passed to each layer with the call, never set on shared state, so a
+        ``predict`` in one thread and a ``forward`` in another do not mix. MATLAB's
+        ``forward(net, X)`` is :func:`dlformat.forward` (always training behaviour).
+        """
+        training = self.training if training is None else training
+        steps, names, outputs = self._compiled_schedule()
+        if len(X) != len(names):
+            raise DLFormatError(
+                f"the network has {len(names)} input(s) ({', '.join(names) or 'none'}); got {len(X)}. "
+                "Connect unconnected inputs with connectLayers, or pass one value per input"
+            )
+        values: dict[Port | int, Any] = dict(enumerate(X))
+        for step in steps:
+            arguments = [values[source] for source in step.sources]
+            try:
+                result = step.layer(*arguments, training=training)
+            except LayerError:
+                raise
+            except DLFormatError as error:
+                raise LayerError(step.name, step.inputs_from, str(error)) from None
+            if step.layer.NumOutputs == 1:
+                values[(step.name, step.layer.OutputNames[0])] = result
+            else:
+                values.update(
+                    zip(((step.name, port) for port in step.layer.OutputNames), result, strict=True)
+                )
+        if Outputs is not None:
+            outputs = tuple(
+                self._resolve(name, "out") for name in ((Outputs,) if isinstance(Outputs, str) else Outputs)
+            )
+        results = tuple(values[port] for port in outputs)
+        return results[0] if len(results) == 1 else results
+
+    def example_inputs(self) -> tuple[DLArray, ...]:
+        """One small example per network input, from its input layer (batch 1, shortest length),
+        on the network's device and in its dtype."""
+        like = next(
+            (buffer for name, buffer in self.named_buffers() if name.endswith("_like")), torch.empty(0)
+        )
+        examples = []
+        for port in self._inputs():
+            layer = self.layers[port[0]]
+            if port[1] or not hasattr(layer, "example_input"):
+                raise DLFormatError(
+                    f"input '{self._port_name(port, 'in') if port[1] else port[0]}' has no input layer to "
+                    "give its size; pass example data, e.g. initialize(net, X), or add an input layer"
+                )
+            examples.append(layer.example_input(like.device, like.dtype))
+        return tuple(examples)
+
+    def run_example(self, examples: tuple[Any, ...] = ()) -> Any:
+        """Run ``examples`` (default: :meth:`example_inputs`) once: inference behaviour, no gradients.
+
+        Lazy layers create their learnables on the way, which is what ``initialize`` relies on.
+        """
+        with torch.no_grad():
+            return self(*(examples or self.example_inputs()), training=False)
+
+    def load_state_dict(
+        self, state_dict: Mapping[str, Any], strict: bool = True, assign: bool = False
+    ) -> Any:
+        """``nn.Module.load_state_dict``; a network whose lazy layers have no learnables yet refuses it."""
+        _refuse_uninitialized(self, "load a state_dict into")
+        return super().load_state_dict(state_dict, strict=strict, assign=assign)
+
+    # -- display ---------------------------------------------------------------------------
+    def __repr__(self) -> str:
+        names = ", ".join(f"'{name}'" for name in self.InputNames)
+        outputs = ", ".join(f"'{name}'" for name in self.OutputNames)
+        lines = [
+            "dlnetwork with properties:",
+            "",
+            f"         Layers: [{len(self.layers)}×1 Layer]",
+            f"    Connections: [{len(self._links)}×2 table]",
+            f"     Learnables: [{len(self.Learnables)}×3 table]",
+            f"     InputNames: {{{names}}}",
+            f"    OutputNames: {{{outputs}}}",
+            f"    Initialized: {int(self.Initialized)}",
+            "",
+        ]
+        rows, total = [], 0
+        for index, (name, layer) in enumerate(self.layers.items(), 1):
+            shown, count = learnables_summary(layer)
+            rows.append((str(index), name, layer.matlab_type, shown or "—", f"{count:,}"))
+            total += count
+        lines += ["  " + line for line in text_table(("#", "Name", "Type", "Learnables", "Count"), rows)]
+        lines.append(f"  Total learnables: {total:,}")
+        return "\n".join(lines)
+
+
+def _refuse_uninitialized(net: DLNetwork, action: str) -> None:
+    lazy = [name for name, layer in net.layers.items() if not layer.Initialized]
+    if lazy:
+        raise DLFormatError(
+            f"cannot {action} the network: layer(s) {', '.join(repr(n) for n in lazy)} have no learnables "
+            "yet (their sizes follow the data); run dlf.initialize(net) (or one forward pass) first"
+        )
+
+
+def _as_layers(layers: object) -> list[Layer]:
+    items = (
+        [layers] if isinstance(layers, Layer) else list(layers) if isinstance(layers, (list, tuple)) else None
+    )
+    if not items or not all(isinstance(layer, Layer) for layer in items):
+        bad = next((layer for layer in items or [layers] if not isinstance(layer, Layer)), layers)
+        raise DLFormatError(
+            "layers must be a dlformat layer or a non-empty list of them, "
+            "e.g. [dlf.sequenceInputLayer(1), ...]; "
+            f"got {_validate.describe(bad)}"
+        )
+    return items
+
+
+def _unique_names(items: list[Layer], taken: set[str]) -> list[str]:
+    """MATLAB's naming of added layers.
+
+    An unnamed layer takes its type's name (``fc``); a name that occurs more than once among
+    the added layers becomes ``name_1``, ``name_2``, ... in order (MATLAB's
+    ``makeUniqueStrings``), skipping names the network already has. A given name that the
+    network already has is an error, as MATLAB's ``addLayers`` documents.
+    """
+    wanted = [layer.Name or layer.default_name for layer in items]
+    for layer in items:
+        if layer.Name and layer.Name in taken:
+            raise DLFormatError(f"layer name '{layer.Name}' is already in the network; names must be unique")
+    counts = Counter(wanted)
+    repeated_given = sorted({layer.Name for layer in items if layer.Name and counts[layer.Name] > 1})
+    if repeated_given:
+        warnings.warn(
+            f"layer name(s) {', '.join(repr(n) for n in repeated_given)} repeat among the added layers; "
+            "they are made unique with _1, _2, ... as MATLAB does",
+            stacklevel=3,
+        )
+    used = set(taken)
+    names = []
+    numbers: Counter[str] = Counter()
+    for name in wanted:
+        if counts[name] > 1 or name in taken:
+            while True:
+                numbers[name] += 1
+                candidate = f"{name}_{numbers[name]}"
+                if candidate not in used and candidate not in counts:
+                    break
+            name = candidate
+        used.add(name)
+        names.append(name)
+    return names
+
+
+def _check_name(name: str) -> None:
+    if "/" in name or "." in name:
+        raise DLFormatError(
+            f"layer name '{name}' cannot contain '/' (it separates layer and port, 'add/in2') or '.' "
+            "(torch uses it in state_dict keys); rename the layer"
+        )
+
+
+def _path(links: Mapping[Port, Port], start: str, goal: str) -> list[str] | None:
+    """A path of layer names from ``start`` to ``goal`` along connections, if there is one."""
+    if start == goal:
+        return [start]
+    followers: dict[str, set[str]] = {}
+    for (target, _), (source, _) in links.items():
+        followers.setdefault(source, set()).add(target)
+    paths = [[start]]
+    seen = {start}
+    while paths:
+        path = paths.pop(0)
+        for name in sorted(followers.get(path[-1], ())):
+            if name == goal:
+                return [*path, name]
+            if name not in seen:
+                seen.add(name)
+                paths.append([*path, name])
+    return None
