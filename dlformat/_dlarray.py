@@ -249,17 +249,52 @@ def _formatted(value: object) -> DLArray | None:
     return value if isinstance(value, DLArray) and value._fmt else None
 
 
+def working_dtype(*dtypes: torch.dtype) -> torch.dtype:
+    """The floating type MATLAB computes in when these types meet.
+
+    MATLAB: combining single and double values gives single ("single wins"). dlformat extends
+    the rule to torch's other floating types: float64 yields to any narrower floating type,
+    and the narrower ones combine by torch's promotion (float16 with bfloat16 gives float32).
+    Integer and logical data take the floating type of the other operands, or the default
+    dtype (float32) when there is none.
+    """
+    floating = [dtype for dtype in dtypes if dtype.is_floating_point]
+    if not floating:
+        return torch.get_default_dtype()
+    narrower = [dtype for dtype in floating if dtype != torch.float64] or floating
+    result = narrower[0]
+    for dtype in narrower[1:]:
+        result = torch.promote_types(result, dtype)
+    return result
+
+
+def _single_wins(a: Any, b: Any) -> tuple[Any, Any]:
+    """Two tensor operands with a float64 one cast to the other's floating type, as MATLAB's
+    single wins over double; anything else is left to torch's promotion."""
+    if (
+        isinstance(a, torch.Tensor)
+        and isinstance(b, torch.Tensor)
+        and a.dtype != b.dtype
+        and (a.dtype == torch.float64) != (b.dtype == torch.float64)
+        and a.is_floating_point()
+        and b.is_floating_point()
+    ):
+        return (a.to(b.dtype), b) if a.dtype == torch.float64 else (a, b.to(a.dtype))
+    return a, b
+
+
 def _elementwise(op: Callable[[Any, Any], torch.Tensor], left: object, right: object) -> DLArray:
     left_formatted, right_formatted = _formatted(left), _formatted(right)
     if left_formatted is not None and right_formatted is not None:
         out_fmt, a, b, sources = _aligned(left_formatted, right_formatted)
+        a, b = _single_wins(a, b)
         try:
             return DLArray._wrap(op(a, b), out_fmt)
         except RuntimeError:
             # aligned by label, torch's broadcast rule is MATLAB's: only a failure needs naming
             _check_sizes(out_fmt, left_formatted, right_formatted, sources)
             raise
-    a, b = _operand(left), _operand(right)
+    a, b = _single_wins(_operand(left), _operand(right))
     if left_formatted is not None:
         _check_plain_operand(left_formatted, b)
         return DLArray._wrap(op(a, b), left_formatted._fmt)

@@ -294,7 +294,7 @@ def test_size_conflicts_name_the_label_and_both_sizes():
     [
         (2.0, lambda x: x + 2.0),
         (torch.arange(5.0), lambda x: x + torch.arange(5.0)),
-        (np.arange(5.0), lambda x: x + torch.arange(5.0, dtype=torch.float64)),
+        (np.arange(5.0), lambda x: x + torch.arange(5.0)),  # MATLAB: single wins over double
         (torch.ones(3, 1, 1), lambda x: x + 1),
     ],
     ids=["scalar", "tensor", "numpy", "broadcast-tensor"],
@@ -462,3 +462,21 @@ def test_in_place_operations_that_cannot_write_the_result_change_nothing(target,
     with pytest.raises(DLFormatError, match=message):
         X += dlf.dlarray(torch.randn(other[1]), other[0])
     assert torch.equal(X._data, data)
+
+
+@pytest.mark.parametrize(
+    ("left", "right", "expected"),
+    [
+        (torch.float64, torch.float32, torch.float32),
+        (torch.float32, torch.float64, torch.float32),
+        (torch.float64, torch.float64, torch.float64),
+        (torch.float64, torch.bfloat16, torch.bfloat16),
+        (torch.float16, torch.float32, torch.float32),  # narrower types combine as torch promotes them
+        (torch.float64, torch.int64, torch.float64),
+    ],
+)
+def test_single_wins_over_double_in_arithmetic(left, right, expected):
+    # MATLAB: "Combining single values with double values yields a single matrix"
+    X = dlf.dlarray(torch.ones(3, 2, dtype=left), "CB")
+    for other in (dlf.dlarray(torch.ones(3, 2, dtype=right), "CB"), torch.ones(3, 2, dtype=right)):
+        assert (X + other).dtype == expected and (other * X).dtype == expected

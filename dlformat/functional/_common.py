@@ -9,7 +9,7 @@ import numpy as np
 import torch
 
 from .. import _validate
-from .._dlarray import DLArray, dlarray
+from .._dlarray import DLArray, dlarray, working_dtype
 from .._errors import DLFormatError
 
 __all__ = ["as_data", "formatted_input", "working_dtype"]
@@ -77,22 +77,3 @@ def as_data(value: Any, name: str) -> torch.Tensor:
     raise DLFormatError(
         f"{name} must be a dlarray, a tensor, a NumPy array or a number; got {_validate.describe(value)}"
     )
-
-
-def working_dtype(*dtypes: torch.dtype) -> torch.dtype:
-    """The floating type MATLAB computes in when these types meet.
-
-    MATLAB: an operation that combines single and double values gives single ("single
-    wins"). dlformat extends the rule to torch's other floating types: float64 yields to any
-    narrower floating type, and the narrower ones combine by torch's promotion (float16 with
-    bfloat16 gives float32). Integer and logical data take the floating type of the other
-    operands, or the default dtype (float32) when there is none.
-    """
-    floating = [dtype for dtype in dtypes if dtype.is_floating_point]
-    if not floating:
-        return torch.get_default_dtype()
-    narrower = [dtype for dtype in floating if dtype != torch.float64] or floating
-    result = narrower[0]
-    for dtype in narrower[1:]:
-        result = torch.promote_types(result, dtype)
-    return result

@@ -614,6 +614,15 @@ class Layer(nn.Module, metaclass=_LayerType):
         """How error messages name this layer: its class, and its Name when it has one."""
         return f"{type(self).__name__} '{self.Name}'" if self.Name else type(self).__name__
 
+    def load_state_dict(self, state_dict: Any, strict: bool = True, assign: bool = False) -> Any:
+        """``nn.Module.load_state_dict``; a layer whose learnables do not exist yet refuses it."""
+        if not self.Initialized:
+            raise DLFormatError(
+                f"cannot load a state_dict into {self._caller()}: its learnables do not exist yet (their "
+                f"sizes follow the data); run it once on data, or set {self.lazy_size or 'its sizes'}, first"
+            )
+        return super().load_state_dict(state_dict, strict=strict, assign=assign)
+
     # -- config -------------------------------------------------------------------------
     def get_config(self) -> dict[str, Any]:
         """The constructor arguments that rebuild this layer (learnables excepted)."""
