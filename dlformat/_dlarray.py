@@ -81,6 +81,26 @@ def _label(tensor: torch.Tensor, fmt: str) -> tuple[torch.Tensor, str]:
     return tensor, target
 
 
+Operator = Callable[[Any, object], Any]
+
+
+def _operators(
+    op: Callable[[Any, Any], torch.Tensor], in_place: Callable[..., torch.Tensor]
+) -> tuple[Operator, ...]:
+    """``X op Y``, ``Y op X`` and ``X op= Y`` for a dlarray ``X``."""
+
+    def forward(self: DLArray, other: object) -> DLArray:
+        return _elementwise(op, self, other)
+
+    def reflected(self: DLArray, other: object) -> DLArray:
+        return _elementwise(op, other, self)
+
+    def update(self: DLArray, other: object) -> DLArray:
+        return _in_place(in_place, self, other)
+
+    return forward, reflected, update
+
+
 class DLArray:
     """A torch tensor whose dimensions carry MATLAB labels (``"SSCB"``, ``"CBT"``, ...).
 
@@ -188,44 +208,13 @@ class DLArray:
         self._data.requires_grad_(requires_grad)
         return self
 
-    # -- arithmetic ---------------------------------------------------------------------
-    def __add__(self, other: object) -> DLArray:
-        return _elementwise(operator.add, self, other)
-
-    def __radd__(self, other: object) -> DLArray:
-        return _elementwise(operator.add, other, self)
-
-    def __sub__(self, other: object) -> DLArray:
-        return _elementwise(operator.sub, self, other)
-
-    def __rsub__(self, other: object) -> DLArray:
-        return _elementwise(operator.sub, other, self)
-
-    def __mul__(self, other: object) -> DLArray:
-        return _elementwise(operator.mul, self, other)
-
-    def __rmul__(self, other: object) -> DLArray:
-        return _elementwise(operator.mul, other, self)
-
-    def __truediv__(self, other: object) -> DLArray:
-        return _elementwise(operator.truediv, self, other)
-
-    def __rtruediv__(self, other: object) -> DLArray:
-        return _elementwise(operator.truediv, other, self)
-
-    # In place: the data is written, so it needs the result's format and shape (no autograd on leaves
-    # that require grad, as in torch). ``X += layer(X)`` is the inference path with no new allocation.
-    def __iadd__(self, other: object) -> DLArray:
-        return _in_place(torch.Tensor.add_, self, other)
-
-    def __isub__(self, other: object) -> DLArray:
-        return _in_place(torch.Tensor.sub_, self, other)
-
-    def __imul__(self, other: object) -> DLArray:
-        return _in_place(torch.Tensor.mul_, self, other)
-
-    def __itruediv__(self, other: object) -> DLArray:
-        return _in_place(torch.Tensor.div_, self, other)
+    # -- arithmetic: label-aligned, MATLAB's precision; in place writes the data, so it needs the
+    # result's format and shape (no autograd on leaves that require grad, as in torch).
+    # ``X += layer(X)`` is the inference path with no new allocation.
+    __add__, __radd__, __iadd__ = _operators(operator.add, torch.Tensor.add_)
+    __sub__, __rsub__, __isub__ = _operators(operator.sub, torch.Tensor.sub_)
+    __mul__, __rmul__, __imul__ = _operators(operator.mul, torch.Tensor.mul_)
+    __truediv__, __rtruediv__, __itruediv__ = _operators(operator.truediv, torch.Tensor.div_)
 
     def __neg__(self) -> DLArray:
         return self._map(operator.neg)

@@ -31,22 +31,19 @@ from .. import _options, _validate
 from .._dlarray import DLArray
 from .._errors import DLFormatError
 from . import _initializers
+from ._properties import (
+    FACTOR_KINDS,
+    LEARNABLE_GROUP,
+    REQUIRED,
+    STATE_GROUP,
+    Factor,
+    Learnable,
+    Named,
+    Property,
+)
 
-__all__ = [
-    "REQUIRED",
-    "Factor",
-    "Layer",
-    "Learnable",
-    "Property",
-    "initializer_property",
-    "matlab_constructor",
-]
+__all__ = ["Layer", "matlab_constructor"]
 
-FACTOR_KINDS = ("LearnRateFactor", "L2Factor")
-LEARNABLE_GROUP = "Learnable Parameters"
-STATE_GROUP = "State Parameters"
-FACTOR_GROUP = "Learning Rate and Regularization"
-INITIALIZER_GROUP = "Parameters and Initialization"
 TORCH_KEYWORDS = ("device", "dtype", "generator")
 
 # First use of a lazy layer creates its learnables; two threads doing it at once must not
@@ -54,175 +51,30 @@ TORCH_KEYWORDS = ("device", "dtype", "generator")
 _SETUP_LOCK = threading.RLock()
 
 
-class _Required:
-    def __repr__(self) -> str:
-        return "REQUIRED"
-
-
-REQUIRED: Any = _Required()  # the default of a property the constructor must be given
-
-
-class Property:
-    """One MATLAB property of a layer, declared once.
-
-    Args:
-        check: ``check(name, value) -> canonical value``, raising :class:`DLFormatError`;
-            ``None`` accepts any value.
-        default: the constructor default; :data:`REQUIRED` makes the argument required.
-        positional: the constructor takes it positionally, in declaration order, as MATLAB's
-            constructor does (``fullyConnectedLayer(outputSize)``); otherwise it is a keyword.
-        read_only: set only by the constructor, as MATLAB's read-only properties.
-        group: the heading it is displayed under (``""``: the top block).
-        buffer: the value is a tensor (or ``None``) kept as a module buffer, so that ``.to()``
-            moves it and ``state_dict`` carries it (an input layer's ``Mean``).
-        doc: the property's docstring.
-    """
-
-    def __init__(
-        self,
-        check: Callable[[str, Any], Any] | None = None,
-        *,
-        default: Any = REQUIRED,
-        positional: bool = False,
-        read_only: bool = False,
-        group: str = "",
-        buffer: bool = False,
-        doc: str = "",
-    ) -> None:
-        self.check = check
-        self.buffer = buffer
-        self.default = default
-        self.positional = positional
-        self.read_only = read_only
-        self.group = group
-        self.__doc__ = doc
-
-    def __set_name__(self, owner: type, name: str) -> None:
-        self.name = name
-
-    def __get__(self, layer: Layer | None, owner: type | None = None) -> Any:
-        if layer is None:
-            return self
-        if self.buffer:
-            return layer._buffers.get(self.name)
-        return layer._properties[self.name]
-
-    def __set__(self, layer: Layer, value: Any) -> None:
-        if self.read_only and layer.__dict__.get("_constructed"):
-            raise DLFormatError(
-                f"You cannot set the read-only property '{self.name}' of {type(layer).__name__}; "
-                f"create a new layer with {self.name}={value!r} instead"
-            )
-        self.initialize(layer, value)
-
-    def initialize(self, layer: Layer, value: Any) -> None:
-        """Set the value from the constructor, read-only or not."""
-        value = value if self.check is None else self.check(self.name, value)
-        if self.buffer:
-            layer._buffers[self.name] = value  # register_buffer would refuse: the class attribute exists
-        else:
-            layer._properties[self.name] = value
-
-
-def initializer_property(default: str, doc: str = "Initializer name or callable f(sz).") -> Property:
-    """A ``WeightsInitializer``-style property: a MATLAB initializer name or a callable ``f(sz)``."""
-    return Property(_initializers.check, default=default, group=INITIALIZER_GROUP, doc=doc)
-
-
-class Learnable:
-    """A learnable parameter declared on a layer class (``Weights = Learnable(...)``).
-
-    The constructor takes it as a keyword (initial values, copied and checked against
-    ``_learnable_shape``); otherwise it is drawn with the initializer held by the property
-    named ``initializer`` once its size is known. The declaration leaves the class at
-    creation: the value lives in the module's ``_parameters``, as for any ``nn.Module``.
-    """
-
-    def __init__(self, *, initializer: str, doc: str = "") -> None:
-        self.initializer = initializer
-        self.__doc__ = doc
-
-    def __set_name__(self, owner: type, name: str) -> None:
-        self.name = name
-
-
-class Factor:
-    """A MATLAB factor property such as ``WeightLearnRateFactor``, declared once.
-
-    It sets one factor of one or more learnables (``selfAttentionLayer``'s
-    ``WeightLearnRateFactor`` covers all four weight matrices); reading it gives the common
-    value, or a tuple when ``setLearnRateFactor`` has made them differ.
-    """
-
-    group = FACTOR_GROUP
-    positional = False
-    read_only = False
-
-    def __init__(self, parameters: str | tuple[str, ...], kind: str, *, default: float = 1.0) -> None:
-        self.parameters = (parameters,) if isinstance(parameters, str) else parameters
-        self.kind = kind
-        self.default = default
-        self.__doc__ = f"The {kind} of {', '.join(self.parameters)} (finite, >= 0; default {default:g})."
-
-    def __set_name__(self, owner: type, name: str) -> None:
-        self.name = name
-
-    def __get__(self, layer: Layer | None, owner: type | None = None) -> Any:
-        if layer is None:
-            return self
-        values = tuple(layer._factors[parameter][self.kind] for parameter in self.parameters)
-        return values[0] if len(set(values)) == 1 else values
-
-    def __set__(self, layer: Layer, value: Any) -> None:
-        value = _validate.factor(self.name, value)
-        for parameter in self.parameters:
-            layer._factors[parameter][self.kind] = value
-
-    def initialize(self, layer: Layer, value: Any) -> None:
-        self.__set__(layer, value)
-
-
 def _port_names(side: str, count: int) -> tuple[str, ...]:
     """MATLAB's default port names: ``in`` for one input, ``in1``, ``in2``, ... for several."""
     return (side,) if count == 1 else tuple(f"{side}{index}" for index in range(1, count + 1))
 
 
-class _PortCount:
-    """``NumInputs``/``NumOutputs``: settable while the layer is constructed, read-only after."""
+class _Ports(Named):
+    """``NumInputs``/``InputNames`` (and the outputs'): settable while the layer is constructed,
+    read-only after; setting a count names the ports MATLAB's way."""
 
-    def __init__(self, side: str) -> None:
+    def __init__(self, side: str, count: bool) -> None:
         self.side = side
-
-    def __set_name__(self, owner: type, name: str) -> None:
-        self.name = name
+        self.count = count
 
     def __get__(self, layer: Layer | None, owner: type | None = None) -> Any:
         if layer is None:
             return self
-        return len(layer._ports[self.side])
+        names = layer._ports[self.side]
+        return len(names) if self.count else names
 
     def __set__(self, layer: Layer, value: Any) -> None:
         _refuse_after_construction(layer, self.name)
-        count = _validate.nonnegative_integer(self.name, value)
-        layer._ports[self.side] = _port_names(self.side, count)
-
-
-class _PortNames:
-    """``InputNames``/``OutputNames``: settable while the layer is constructed, read-only after."""
-
-    def __init__(self, side: str) -> None:
-        self.side = side
-
-    def __set_name__(self, owner: type, name: str) -> None:
-        self.name = name
-
-    def __get__(self, layer: Layer | None, owner: type | None = None) -> Any:
-        if layer is None:
-            return self
-        return layer._ports[self.side]
-
-    def __set__(self, layer: Layer, value: Any) -> None:
-        _refuse_after_construction(layer, self.name)
+        if self.count:
+            layer._ports[self.side] = _port_names(self.side, _validate.nonnegative_integer(self.name, value))
+            return
         names = (value,) if isinstance(value, str) else tuple(value)
         for name in names:
             _validate.text(self.name, name)
@@ -300,10 +152,10 @@ class Layer(nn.Module, metaclass=_LayerType):
     config_keys: ClassVar[tuple[str, ...]] = ("Name",)
 
     Name = Property(_validate.text, default="", doc="The layer name, a string.")
-    NumInputs = _PortCount("in")
-    InputNames = _PortNames("in")
-    NumOutputs = _PortCount("out")
-    OutputNames = _PortNames("out")
+    NumInputs = _Ports("in", count=True)
+    InputNames = _Ports("in", count=False)
+    NumOutputs = _Ports("out", count=True)
+    OutputNames = _Ports("out", count=False)
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -447,12 +299,25 @@ class Layer(nn.Module, metaclass=_LayerType):
             raise DLFormatError(f"{type(self).__name__} already has a property or parameter named {name!r}")
 
     def _learnable_shape(self, name: str) -> tuple[int, ...] | None:
-        """The shape a declared learnable must have (``None``: any shape, as in custom layers)."""
-        return None
+        """The shape a declared learnable must have, from its declaration's property names
+        (``None``: any shape, as for learnables a custom layer adds)."""
+        spec = self._learnable_specs.get(name)
+        if spec is None or not spec.shape:
+            return None
+        return tuple(
+            size
+            if isinstance(size, int)
+            else self._fixed_size(name)
+            if size == self.lazy_size
+            else getattr(self, size)
+            for size in spec.shape
+        )
 
     def _initializer(self, name: str) -> tuple[str | Callable[..., object], int, int]:
-        """``(initializer, num_in, num_out)`` for a declared learnable, as MATLAB's initializers take them."""
-        raise NotImplementedError
+        """``(initializer, num_in, num_out)`` for a declared learnable, as MATLAB's initializers take
+        them: a ``rows × columns`` array has ``columns`` inputs and ``rows`` outputs."""
+        shape = self._learnable_shape(name) or (1, 1)
+        return getattr(self, self._learnable_specs[name].initializer), shape[-1], shape[0]
 
     @property
     def Initialized(self) -> bool:
@@ -481,6 +346,18 @@ class Layer(nn.Module, metaclass=_LayerType):
     def _size_from_given(self, given: dict[str, Any]) -> int | None:
         """The lazy size that learnables given at construction imply, as MATLAB infers it."""
         return None
+
+    lazy_meaning: ClassVar[str] = ""  # what the lazy size counts, for errors ("channels")
+
+    def _fit_input(self, X: Any) -> None:
+        """Create lazy learnables from ``X`` on first use; then ``X`` must fit them."""
+        self._ensure_sizes(X)
+        got, expected = self._size_of(X), self._properties[self.lazy_size]
+        if got != expected:
+            raise DLFormatError(
+                f'{self._caller()} has {self.lazy_size} {expected}; the "{X._fmt}" input of size '
+                f"{_validate.matlab_size(tuple(X.shape))} has {got} {self.lazy_meaning}"
+            )
 
     def _ensure_sizes(self, X: Any) -> None:
         """On first use, fix the lazy size from ``X`` and create the learnables (once, thread-safe)."""

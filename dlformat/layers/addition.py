@@ -5,7 +5,8 @@ from __future__ import annotations
 from .. import _validate
 from .._dlarray import DLArray, require_formatted
 from .._errors import DLFormatError
-from ._base import Layer, Property, _port_names, matlab_constructor
+from ._base import Layer, _port_names, matlab_constructor
+from ._properties import Property
 
 __all__ = ["AdditionLayer", "additionLayer"]
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from functools import partial
 from typing import Any
 
 from .. import _validate
@@ -11,7 +10,8 @@ from .._dlarray import DLArray, dlarray, require_dimensions, stripdims
 from .._errors import DLFormatError
 from ..functional import attention, fullyconnect
 from ..functional._attention import MASKS, sequence_plan
-from ._base import Factor, Layer, Learnable, Property, initializer_property, matlab_constructor
+from ._base import Layer, matlab_constructor
+from ._properties import Learnable, Property, choice_property, factor_properties, initializer_property
 
 __all__ = ["SelfAttentionLayer", "selfAttentionLayer"]
 
@@ -60,6 +60,7 @@ class SelfAttentionLayer(Layer):
     default_name = "selfattention"
     matlab_type = "Self-Attention"
     lazy_size = "InputSize"
+    lazy_meaning = "channels"
 
     NumHeads = Property(_validate.positive_integer, positional=True, read_only=True, doc="Number of heads.")
     NumKeyChannels = Property(
@@ -74,13 +75,7 @@ class SelfAttentionLayer(Layer):
     InputSize = Property(
         _validate.auto_or_positive, default="auto", read_only=True, doc='"auto" or input channels.'
     )
-    AttentionMask = Property(
-        partial(_validate.choice, allowed=MASKS),
-        default="none",
-        read_only=True,
-        group="Attention",
-        doc='"none" or "causal".',
-    )
+    AttentionMask = choice_property(MASKS, "none", '"none" or "causal".', group="Attention")
     DropoutProbability = Property(
         _validate.probability,
         default=0.0,
@@ -97,10 +92,8 @@ class SelfAttentionLayer(Layer):
     OutputBias = Learnable(initializer="BiasInitializer")
     WeightsInitializer = initializer_property("glorot")
     BiasInitializer = initializer_property("zeros")
-    WeightLearnRateFactor = Factor(WEIGHTS, "LearnRateFactor")
-    BiasLearnRateFactor = Factor(BIASES, "LearnRateFactor")
-    WeightL2Factor = Factor(WEIGHTS, "L2Factor")
-    BiasL2Factor = Factor(BIASES, "L2Factor", default=0.0)
+    WeightLearnRateFactor, WeightL2Factor = factor_properties(WEIGHTS)
+    BiasLearnRateFactor, BiasL2Factor = factor_properties(BIASES, l2=0.0)
 
     def _check_properties(self) -> None:
         if self.NumValueChannels == "auto":
@@ -147,12 +140,7 @@ class SelfAttentionLayer(Layer):
             sequence_plan(X._fmt)
         except DLFormatError as error:
             raise DLFormatError(f"{self._caller()}: {error}") from None
-        self._ensure_sizes(X)
-        if self._size_of(X) != self.InputSize:
-            raise DLFormatError(
-                f'{self._caller()} has InputSize {self.InputSize}; the "{X._fmt}" input has '
-                f"{self._size_of(X)} channels"
-            )
+        self._fit_input(X)
         return X
 
     def predict(self, X: DLArray) -> DLArray:

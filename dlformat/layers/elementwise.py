@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-from functools import partial
-
 import torch.nn.functional as F
 
 from .. import _validate, functional
 from .._dlarray import DLArray, require_dimensions, require_formatted
 from ..functional._activations import APPROXIMATIONS
-from ._base import Layer, Property, matlab_constructor
+from ._base import Layer, matlab_constructor
+from ._properties import Property, choice_property
 
 __all__ = [
     "DropoutLayer",
@@ -52,12 +51,7 @@ class GELULayer(Layer):
     """
 
     default_name = "gelu"
-    Approximation = Property(
-        partial(_validate.choice, allowed=APPROXIMATIONS),
-        default="none",
-        read_only=True,
-        doc='"none" or "tanh".',
-    )
+    Approximation = choice_property(APPROXIMATIONS, "none", '"none" or "tanh".')
 
     def predict(self, X: DLArray) -> DLArray:
         return functional.gelu(require_formatted(X, self._caller), Approximation=self.Approximation)

@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 from .. import _validate
 from .._dlarray import DLArray, require_dimensions
-from .._errors import DLFormatError
 from ..functional import fullyconnect
 from ..functional._dense import flattened_size
-from ._base import Factor, Layer, Learnable, Property, initializer_property, matlab_constructor
+from ._base import Layer, matlab_constructor
+from ._properties import Learnable, Property, factor_properties, initializer_property
 
 __all__ = ["FullyConnectedLayer", "fullyConnectedLayer"]
 
@@ -46,26 +45,18 @@ class FullyConnectedLayer(Layer):
 
     default_name = "fc"
     lazy_size = "InputSize"
+    lazy_meaning = "features (S and C flattened)"
 
     InputSize = Property(
         _validate.auto_or_positive, default="auto", read_only=True, doc='"auto" or the flattened input size.'
     )
     OutputSize = Property(_validate.positive_integer, positional=True, read_only=True, doc="Output channels.")
-    Weights = Learnable(initializer="WeightsInitializer")
-    Bias = Learnable(initializer="BiasInitializer")
+    Weights = Learnable(initializer="WeightsInitializer", shape=("OutputSize", "InputSize"))
+    Bias = Learnable(initializer="BiasInitializer", shape=("OutputSize", 1))
     WeightsInitializer = initializer_property("glorot")
     BiasInitializer = initializer_property("zeros")
-    WeightLearnRateFactor = Factor("Weights", "LearnRateFactor")
-    BiasLearnRateFactor = Factor("Bias", "LearnRateFactor")
-    WeightL2Factor = Factor("Weights", "L2Factor")
-    BiasL2Factor = Factor("Bias", "L2Factor", default=0.0)
-
-    def _learnable_shape(self, name: str) -> tuple[int, ...]:
-        return (self.OutputSize, 1) if name == "Bias" else (self.OutputSize, self._fixed_size(name))
-
-    def _initializer(self, name: str) -> tuple[str | Callable[..., Any], int, int]:
-        initializer = self.WeightsInitializer if name == "Weights" else self.BiasInitializer
-        return initializer, self._fixed_size(name), self.OutputSize
+    WeightLearnRateFactor, WeightL2Factor = factor_properties("Weights")
+    BiasLearnRateFactor, BiasL2Factor = factor_properties("Bias", l2=0.0)
 
     def _size_from_given(self, given: dict[str, Any]) -> int | None:
         shape = getattr(given["Weights"], "shape", ())
@@ -76,12 +67,7 @@ class FullyConnectedLayer(Layer):
 
     def predict(self, X: DLArray) -> DLArray:
         X = require_dimensions(X, "C", self._caller)
-        self._ensure_sizes(X)
-        if self._size_of(X) != self.InputSize:
-            raise DLFormatError(
-                f'{self._caller()} has InputSize {self.InputSize}; the "{X._fmt}" input of size '
-                f"{_validate.matlab_size(tuple(X.shape))} flattens to {self._size_of(X)} features"
-            )
+        self._fit_input(X)
         return fullyconnect(X, self.Weights, self.Bias)
 
 

@@ -8,7 +8,8 @@ from typing import Any
 
 from .. import _validate
 from .._errors import DLFormatError
-from ._base import Layer, Property, _port_names, matlab_constructor
+from ._base import Layer, _port_names, matlab_constructor
+from ._properties import Property
 
 __all__ = ["FunctionLayer", "functionLayer"]
 

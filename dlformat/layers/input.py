@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from functools import partial
 from typing import Any
 
 import numpy as np
@@ -11,7 +10,8 @@ import torch
 from .. import _validate
 from .._dlarray import DLArray, dlarray
 from .._errors import DLFormatError
-from ._base import Layer, Property, matlab_constructor
+from ._base import Layer, matlab_constructor
+from ._properties import Property, choice_property
 
 __all__ = ["FeatureInputLayer", "SequenceInputLayer", "featureInputLayer", "sequenceInputLayer"]
 
@@ -38,11 +38,10 @@ class _InputLayer(Layer):
     default_inputs = 0
     trailing = "B"  # the labels after the spatial ones and C
 
-    Normalization = Property(
-        partial(_validate.choice, allowed=NORMALIZATIONS),
-        default="none",
-        read_only=True,
-        doc='"none", "zerocenter" (subtract Mean) or "zscore" (subtract Mean, divide by StandardDeviation).',
+    Normalization = choice_property(
+        NORMALIZATIONS,
+        "none",
+        '"none", "zerocenter" (subtract Mean) or "zscore" (subtract Mean, divide by StandardDeviation).',
     )
     Mean = Property(_statistic, default=None, read_only=True, buffer=True, doc="Per-channel (or one) mean.")
     StandardDeviation = Property(

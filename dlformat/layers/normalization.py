@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from functools import partial
 from typing import Any
 
 from .. import _validate
 from .._dlarray import DLArray, require_dimensions
-from .._errors import DLFormatError
 from ..functional import layernorm
 from ..functional._normalization import OPERATION_DIMENSIONS
-from ._base import Factor, Layer, Learnable, Property, initializer_property, matlab_constructor
+from ._base import Layer, matlab_constructor
+from ._properties import Learnable, Property, choice_property, factor_properties, initializer_property
 
 __all__ = ["LayerNormalizationLayer", "layerNormalizationLayer"]
 
@@ -44,32 +42,19 @@ class LayerNormalizationLayer(Layer):
 
     default_name = "layernorm"
     lazy_size = "NumChannels"
+    lazy_meaning = "channels"
 
     NumChannels = Property(
         _validate.auto_or_positive, default="auto", read_only=True, doc='"auto" or the channel count.'
     )
     Epsilon = Property(_validate.positive, default=1e-5, doc="Added to the variance.")
-    OperationDimension = Property(
-        partial(_validate.choice, allowed=OPERATION_DIMENSIONS),
-        default="auto",
-        read_only=True,
-        doc="What one group spans.",
-    )
-    Offset = Learnable(initializer="OffsetInitializer")
-    Scale = Learnable(initializer="ScaleInitializer")
+    OperationDimension = choice_property(OPERATION_DIMENSIONS, "auto", "What one group spans.")
+    Offset = Learnable(initializer="OffsetInitializer", shape=("NumChannels", 1))
+    Scale = Learnable(initializer="ScaleInitializer", shape=("NumChannels", 1))
     OffsetInitializer = initializer_property("zeros")
     ScaleInitializer = initializer_property("ones")
-    OffsetLearnRateFactor = Factor("Offset", "LearnRateFactor")
-    ScaleLearnRateFactor = Factor("Scale", "LearnRateFactor")
-    OffsetL2Factor = Factor("Offset", "L2Factor")
-    ScaleL2Factor = Factor("Scale", "L2Factor")
-
-    def _learnable_shape(self, name: str) -> tuple[int, ...]:
-        return (self._fixed_size(name), 1)
-
-    def _initializer(self, name: str) -> tuple[str | Callable[..., Any], int, int]:
-        initializer = self.OffsetInitializer if name == "Offset" else self.ScaleInitializer
-        return initializer, self._fixed_size(name), self._fixed_size(name)
+    OffsetLearnRateFactor, OffsetL2Factor = factor_properties("Offset")
+    ScaleLearnRateFactor, ScaleL2Factor = factor_properties("Scale")
 
     def _size_from_given(self, given: dict[str, Any]) -> int | None:
         shapes = [getattr(value, "shape", ()) for value in given.values() if value is not None]
@@ -80,12 +65,7 @@ class LayerNormalizationLayer(Layer):
 
     def predict(self, X: DLArray) -> DLArray:
         X = require_dimensions(X, "C", self._caller)
-        self._ensure_sizes(X)
-        if self._size_of(X) != self.NumChannels:
-            raise DLFormatError(
-                f'{self._caller()} has NumChannels {self.NumChannels}; the "{X._fmt}" input has '
-                f"{self._size_of(X)} channels"
-            )
+        self._fit_input(X)
         return layernorm(
             X, self.Offset, self.Scale, Epsilon=self.Epsilon, OperationDimension=self.OperationDimension
         )

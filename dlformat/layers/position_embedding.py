@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from functools import partial
 from typing import Any
 
 from .. import _validate
 from .._dlarray import DLArray
 from ..functional._position import POSITION_DIMENSIONS, _embed, position_offset
-from ._base import Factor, Layer, Learnable, Property, initializer_property, matlab_constructor
+from ._base import Layer, matlab_constructor
+from ._properties import Learnable, Property, choice_property, factor_properties, initializer_property
 
 __all__ = ["PositionEmbeddingLayer", "positionEmbeddingLayer"]
 
@@ -71,27 +70,15 @@ class PositionEmbeddingLayer(Layer):
     MaxPosition = Property(
         _validate.positive_integer, positional=True, read_only=True, doc="Number of embedded positions."
     )
-    PositionDimension = Property(
-        partial(_validate.choice, allowed=POSITION_DIMENSIONS),
-        default="auto",
-        read_only=True,
-        doc='"auto", "temporal" or "spatial".',
-    )
+    PositionDimension = choice_property(POSITION_DIMENSIONS, "auto", '"auto", "temporal" or "spatial".')
     PositionOffset = Property(
         lambda name, value: position_offset(value, name),
         default=0,
         doc="Position of the first input element.",
     )
-    Weights = Learnable(initializer="WeightsInitializer")
+    Weights = Learnable(initializer="WeightsInitializer", shape=("OutputSize", "MaxPosition"))
     WeightsInitializer = initializer_property("narrow-normal")
-    WeightLearnRateFactor = Factor("Weights", "LearnRateFactor")
-    WeightL2Factor = Factor("Weights", "L2Factor")
-
-    def _learnable_shape(self, name: str) -> tuple[int, ...]:
-        return (self.OutputSize, self.MaxPosition)
-
-    def _initializer(self, name: str) -> tuple[str | Callable[..., Any], int, int]:
-        return self.WeightsInitializer, self.MaxPosition, self.OutputSize
+    WeightLearnRateFactor, WeightL2Factor = factor_properties("Weights")
 
     def predict(self, X: DLArray, *, PositionOffset: Any = None) -> DLArray:
         offset = self.PositionOffset if PositionOffset is None else position_offset(PositionOffset)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from functools import partial
 from typing import Any
 
 import torch
@@ -18,7 +17,8 @@ from ..functional._position import (
     position_offset,
     sinusoid,
 )
-from ._base import _SETUP_LOCK, Layer, Property, matlab_constructor
+from ._base import _SETUP_LOCK, Layer, matlab_constructor
+from ._properties import Property, choice_property
 
 __all__ = ["SinusoidalPositionEncodingLayer", "sinusoidalPositionEncodingLayer"]
 
@@ -78,12 +78,7 @@ class SinusoidalPositionEncodingLayer(Layer):
     OutputSize = Property(
         _even_positive, positional=True, read_only=True, doc="Number of output channels (even)."
     )
-    Positions = Property(
-        partial(_validate.choice, allowed=POSITIONS),
-        default="auto",
-        read_only=True,
-        doc="Where positions come from.",
-    )
+    Positions = choice_property(POSITIONS, "auto", "Where positions come from.")
     PositionOffset = Property(
         lambda name, value: position_offset(value, name), default=0, doc="Added to the 0-based indices."
     )

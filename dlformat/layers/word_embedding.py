@@ -2,17 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from functools import partial
-from typing import Any
-
 import torch.nn.functional as F
 
 from .. import _validate
 from .._dlarray import DLArray
 from ..functional._embedding import word_rows
 from ..functional._position import _per_element
-from ._base import Factor, Layer, Learnable, Property, initializer_property, matlab_constructor
+from ._base import Layer, matlab_constructor
+from ._properties import Learnable, Property, choice_property, factor_properties, initializer_property
 
 __all__ = ["WordEmbeddingLayer", "wordEmbeddingLayer"]
 
@@ -55,22 +52,10 @@ class WordEmbeddingLayer(Layer):
         _validate.positive_integer, positional=True, read_only=True, doc="Channels per word vector."
     )
     NumWords = Property(_validate.positive_integer, positional=True, read_only=True, doc="Vocabulary size.")
-    OOVMode = Property(
-        partial(_validate.choice, allowed=OOV_MODES),
-        default="map-to-last",
-        read_only=True,
-        doc='"map-to-last" or "error".',
-    )
-    Weights = Learnable(initializer="WeightsInitializer")
+    OOVMode = choice_property(OOV_MODES, "map-to-last", '"map-to-last" or "error".')
+    Weights = Learnable(initializer="WeightsInitializer", shape=("Dimension", "NumWords"))
     WeightsInitializer = initializer_property("narrow-normal")
-    WeightLearnRateFactor = Factor("Weights", "LearnRateFactor")
-    WeightL2Factor = Factor("Weights", "L2Factor")
-
-    def _learnable_shape(self, name: str) -> tuple[int, ...]:
-        return (self.Dimension, self.NumWords)
-
-    def _initializer(self, name: str) -> tuple[str | Callable[..., Any], int, int]:
-        return self.WeightsInitializer, self.NumWords, self.Dimension
+    WeightLearnRateFactor, WeightL2Factor = factor_properties("Weights")
 
     def predict(self, X: DLArray) -> DLArray:
         indices, place = _per_element(X, "word index", self._caller)

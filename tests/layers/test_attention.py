@@ -135,7 +135,7 @@ def test_input_size_is_fixed_by_the_first_input_and_checked_after():
     layer(dlf.dlarray(torch.randn(5, 2, 3), "CBT"))
     assert (layer.InputSize, layer.OutputSize) == (5, 5)
     assert tuple(layer.QueryWeights.shape) == (4, 5) and tuple(layer.OutputWeights.shape) == (5, 4)
-    with pytest.raises(DLFormatError, match=r"has InputSize 5; the \"CBT\" input has 6 channels"):
+    with pytest.raises(DLFormatError, match=r"has InputSize 5; the \"CBT\" input of size 6×\d+×\d+ has 6 channels"):
         layer(dlf.dlarray(torch.randn(6, 2, 3), "CBT"))
 
 

@@ -61,7 +61,7 @@ def test_half_precision_is_normalized_in_float32():
 
 def test_channel_count_is_checked_and_options_validated():
     layer = dlf.layerNormalizationLayer(NumChannels=4)
-    with pytest.raises(DLFormatError, match=r'has NumChannels 4; the "CB" input has 3 channels'):
+    with pytest.raises(DLFormatError, match=r'has NumChannels 4; the "CB" input of size 3×\d+ has 3 channels'):
         layer(dlf.dlarray(torch.randn(3, 2), "CB"))
     with pytest.raises(DLFormatError, match=r"Epsilon must be a positive number"):
         dlf.layerNormalizationLayer(Epsilon=0)

@@ -1,0 +1,182 @@
+"""Declaring a layer's MATLAB properties: each once, as a class attribute.
+
+- :class:`Property`: a value such as ``OutputSize``, with its check, default, read-only flag
+  and display group;
+- :class:`Learnable`: a learnable parameter such as ``Weights`` (an ``nn.Parameter``), with the
+  property that holds its initializer;
+- :class:`Factor`: a learn-rate or L2 factor property such as ``WeightL2Factor``.
+
+:class:`dlformat.layers._base.Layer` derives the constructor signature, assignment, config and
+display from these declarations.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import partial
+from typing import TYPE_CHECKING, Any
+
+from .. import _validate
+from .._errors import DLFormatError
+from . import _initializers
+
+if TYPE_CHECKING:
+    from ._base import Layer
+
+__all__ = [
+    "REQUIRED",
+    "Factor",
+    "Learnable",
+    "Named",
+    "Property",
+    "choice_property",
+    "factor_properties",
+    "initializer_property",
+]
+
+FACTOR_KINDS = ("LearnRateFactor", "L2Factor")
+LEARNABLE_GROUP = "Learnable Parameters"
+STATE_GROUP = "State Parameters"
+FACTOR_GROUP = "Learning Rate and Regularization"
+INITIALIZER_GROUP = "Parameters and Initialization"
+
+
+class _Required:
+    def __repr__(self) -> str:
+        return "REQUIRED"
+
+
+REQUIRED: Any = _Required()  # the default of a property the constructor must be given
+
+
+class Named:
+    """A class-attribute declaration that knows the name it is assigned to."""
+
+    name: str
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+
+class Property(Named):
+    """One MATLAB property of a layer, declared once.
+
+    Args:
+        check: ``check(name, value) -> canonical value``, raising :class:`DLFormatError`;
+            ``None`` accepts any value.
+        default: the constructor default; :data:`REQUIRED` makes the argument required.
+        positional: the constructor takes it positionally, in declaration order, as MATLAB's
+            constructor does (``fullyConnectedLayer(outputSize)``); otherwise it is a keyword.
+        read_only: set only by the constructor, as MATLAB's read-only properties.
+        group: the heading it is displayed under (``""``: the top block).
+        buffer: the value is a tensor (or ``None``) kept as a module buffer, so that ``.to()``
+            moves it and ``state_dict`` carries it (an input layer's ``Mean``).
+        doc: the property's docstring.
+    """
+
+    def __init__(
+        self,
+        check: Callable[[str, Any], Any] | None = None,
+        *,
+        default: Any = REQUIRED,
+        positional: bool = False,
+        read_only: bool = False,
+        group: str = "",
+        buffer: bool = False,
+        doc: str = "",
+    ) -> None:
+        self.check = check
+        self.buffer = buffer
+        self.default = default
+        self.positional = positional
+        self.read_only = read_only
+        self.group = group
+        self.__doc__ = doc
+
+    def __get__(self, layer: Layer | None, owner: type | None = None) -> Any:
+        if layer is None:
+            return self
+        if self.buffer:
+            return layer._buffers.get(self.name)
+        return layer._properties[self.name]
+
+    def __set__(self, layer: Layer, value: Any) -> None:
+        if self.read_only and layer.__dict__.get("_constructed"):
+            raise DLFormatError(
+                f"You cannot set the read-only property '{self.name}' of {type(layer).__name__}; "
+                f"create a new layer with {self.name}={value!r} instead"
+            )
+        self.initialize(layer, value)
+
+    def initialize(self, layer: Layer, value: Any) -> None:
+        """Set the value from the constructor, read-only or not."""
+        value = value if self.check is None else self.check(self.name, value)
+        if self.buffer:
+            layer._buffers[self.name] = value  # register_buffer would refuse: the class attribute exists
+        else:
+            layer._properties[self.name] = value
+
+
+def initializer_property(default: str, doc: str = "Initializer name or callable f(sz).") -> Property:
+    """A ``WeightsInitializer``-style property: a MATLAB initializer name or a callable ``f(sz)``."""
+    return Property(_initializers.check, default=default, group=INITIALIZER_GROUP, doc=doc)
+
+
+class Learnable(Named):
+    """A learnable parameter declared on a layer class (``Weights = Learnable(...)``).
+
+    The constructor takes it as a keyword (initial values, copied and checked against
+    ``_learnable_shape``); otherwise it is drawn with the initializer held by the property
+    named ``initializer`` once its size is known. The declaration leaves the class at
+    creation: the value lives in the module's ``_parameters``, as for any ``nn.Module``.
+    """
+
+    def __init__(self, *, initializer: str, shape: tuple[str | int, ...] = (), doc: str = "") -> None:
+        self.initializer = initializer
+        self.shape = shape  # property names (or sizes): ("OutputSize", "InputSize")
+        self.__doc__ = doc
+
+
+class Factor(Named):
+    """A MATLAB factor property such as ``WeightLearnRateFactor``, declared once.
+
+    It sets one factor of one or more learnables (``selfAttentionLayer``'s
+    ``WeightLearnRateFactor`` covers all four weight matrices); reading it gives the common
+    value, or a tuple when ``setLearnRateFactor`` has made them differ.
+    """
+
+    group = FACTOR_GROUP
+    positional = False
+    read_only = False
+
+    def __init__(self, parameters: str | tuple[str, ...], kind: str, *, default: float = 1.0) -> None:
+        self.parameters = (parameters,) if isinstance(parameters, str) else parameters
+        self.kind = kind
+        self.default = default
+        self.__doc__ = f"The {kind} of {', '.join(self.parameters)} (finite, >= 0; default {default:g})."
+
+    def __get__(self, layer: Layer | None, owner: type | None = None) -> Any:
+        if layer is None:
+            return self
+        values = tuple(layer._factors[parameter][self.kind] for parameter in self.parameters)
+        return values[0] if len(set(values)) == 1 else values
+
+    def __set__(self, layer: Layer, value: Any) -> None:
+        value = _validate.factor(self.name, value)
+        for parameter in self.parameters:
+            layer._factors[parameter][self.kind] = value
+
+    def initialize(self, layer: Layer, value: Any) -> None:
+        self.__set__(layer, value)
+
+
+def factor_properties(parameters: str | tuple[str, ...], *, l2: float = 1.0) -> tuple[Factor, Factor]:
+    """The ``LearnRateFactor`` (default 1) and ``L2Factor`` (default ``l2``) properties of learnables:
+    ``WeightLearnRateFactor, WeightL2Factor = factor_properties("Weights")``."""
+    return Factor(parameters, "LearnRateFactor"), Factor(parameters, "L2Factor", default=l2)
+
+
+def choice_property(allowed: tuple[str, ...], default: str, doc: str, *, group: str = "") -> Property:
+    """A read-only property holding one of ``allowed`` (matched case-insensitively, as MATLAB does)."""
+    check = partial(_validate.choice, allowed=allowed)
+    return Property(check, default=default, read_only=True, group=group, doc=doc)
