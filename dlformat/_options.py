@@ -39,8 +39,12 @@ class Options:
         ]
         self.exact = frozenset(keywords)
         self.lowered = {name.lower(): name for name in keywords}
-        # the options a MATLAB user would write: MATLAB names start with a capital letter
-        self.names = tuple(name for name in keywords if name[:1].isupper())
+        # the Name=Value options a MATLAB user would write: keyword-only, capitalized as MATLAB's
+        self.names = tuple(
+            parameter.name
+            for parameter in parameters
+            if parameter.kind is parameter.KEYWORD_ONLY and parameter.name[:1].isupper()
+        )
 
 
 def _option_name(options: Options, key: object) -> str | None:
@@ -67,7 +71,13 @@ def normalize(
             for index in range(len(args))
             if _option_name(options, args[index]) is not None and (len(args) - index) % 2 == 0
         ),
-        len(args),
+        # past the positional arguments, a string starts the pairs even if it names no option:
+        # it is then reported as an unknown option, not as "too many positional arguments"
+        options.positional
+        if len(args) > options.positional
+        and isinstance(args[options.positional], str)
+        and (len(args) - options.positional) % 2 == 0
+        else len(args),
     )
     pairs = list(zip(args[start::2], args[start + 1 :: 2], strict=True))
     named: dict[str, Any] = {}

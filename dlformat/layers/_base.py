@@ -360,11 +360,14 @@ class Layer(nn.Module, metaclass=_LayerType):
             )
 
     def _ensure_sizes(self, X: Any) -> None:
-        """On first use, fix the lazy size from ``X`` and create the learnables (once, thread-safe)."""
-        if self._sizes_known():
+        """On first use, fix the lazy size from ``X`` and create the learnables (once, thread-safe).
+
+        Other threads pass only once the flag is set, which happens after every learnable exists.
+        """
+        if self.__dict__.get("_lazy_ready", True):
             return
         with _SETUP_LOCK:
-            if self._sizes_known():
+            if self.__dict__.get("_lazy_ready", True):
                 return
             size = self._size_of(X)
             if size < 1:
@@ -372,10 +375,15 @@ class Layer(nn.Module, metaclass=_LayerType):
                     f"{self._caller()} cannot take its {self.lazy_size} from an input of size 0 there; "
                     "give it data with at least one element along that dimension"
                 )
-            learnables = self._draw_missing(size)
             self._properties[self.lazy_size] = size
+            try:
+                learnables = self._draw_missing()
+            except BaseException:
+                self._properties[self.lazy_size] = "auto"
+                raise
             for name, value in learnables.items():
                 self.register_parameter(name, value)
+            self.__dict__["_lazy_ready"] = True
 
     def _init_learnables(self, given: dict[str, Any], generator: torch.Generator | None) -> None:
         """Register the declared learnables: given values (checked, copied), the rest drawn
@@ -392,25 +400,17 @@ class Layer(nn.Module, metaclass=_LayerType):
                 value = nn.Parameter(value.detach().to(self._given_dtype))
             self.register_parameter(name, value)
         if self._sizes_known():
-            for name, value in self._draw_missing(None, generator).items():
+            for name, value in self._draw_missing(generator).items():
                 self.register_parameter(name, value)
+        self.__dict__["_lazy_ready"] = self._sizes_known()
 
-    def _draw_missing(
-        self, size: int | None, generator: torch.Generator | None = None
-    ) -> dict[str, nn.Parameter]:
-        """New parameters for every missing learnable (lazy size ``size`` if given); assigns nothing."""
-        previous = self._properties.get(self.lazy_size) if self.lazy_size else None
-        if size is not None:
-            self._properties[self.lazy_size] = size
-        try:
-            return {
-                name: nn.Parameter(self._draw(name, self._like.device, self._like.dtype, generator))
-                for name in self._learnable_names
-                if self._parameters.get(name) is None
-            }
-        finally:
-            if size is not None:
-                self._properties[self.lazy_size] = previous
+    def _draw_missing(self, generator: torch.Generator | None = None) -> dict[str, nn.Parameter]:
+        """New parameters for every missing learnable; assigns nothing."""
+        return {
+            name: nn.Parameter(self._draw(name, self._like.device, self._like.dtype, generator))
+            for name in self._learnable_names
+            if self._parameters.get(name) is None
+        }
 
     def _draw(
         self,

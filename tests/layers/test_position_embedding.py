@@ -162,7 +162,7 @@ def test_name_value_options_match_case_insensitively_like_matlab():
         (
             (4, 8),
             {"Bias": 1},
-            r"positionEmbeddingLayer has no option 'Bias'; the options are: OutputSize, MaxPosition",
+            r"positionEmbeddingLayer has no option 'Bias'; the options are: PositionDimension, PositionOffset",
         ),
         ((4, 8), {"name": "a", "Name": "b"}, r"positionEmbeddingLayer got option 'Name' twice"),
         ((4,), {}, r"positionEmbeddingLayer: missing a required argument: 'MaxPosition'"),
