@@ -140,3 +140,40 @@ def test_importing_dlformat_leaves_dynamo_unimported():
     code = "import sys, dlformat, dlformat.io; print('torch._dynamo' in sys.modules)"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "False"
+
+
+def _decode(layer, offset_of):
+    """Compile one decoding step (token + position at an offset) and run 50 successive offsets."""
+    from torch._dynamo.testing import CompileCounter
+
+    counter = CompileCounter()
+    step = torch.compile(
+        lambda X, offset: X + layer(X, **{offset_of: offset}), fullgraph=True, backend=counter
+    )
+    return counter, step
+
+
+@pytest.mark.parametrize("as_tensor", [False, True], ids=["int", "0-d tensor"])
+@pytest.mark.parametrize(
+    ("make", "keyword"),
+    [
+        (lambda: dlf.positionEmbeddingLayer(8, 64), "PositionOffset"),
+        (lambda: dlf.sinusoidalPositionEncodingLayer(8), "PositionOffset"),
+        (lambda: dlf.RotaryEmbedding(8, 64), "position_offset"),
+    ],
+    ids=["positionEmbeddingLayer", "sinusoidalPositionEncodingLayer", "RotaryEmbedding"],
+)
+def test_fifty_offsets_run_under_one_graph_after_warm_up(make, keyword, as_tensor):
+    layer = make()
+    counter, step = _decode(layer, keyword)
+    X = dlf.dlarray(torch.randn(8, 2, 1), "CBT")
+    for offset in range(50):
+        value = torch.tensor(offset) if as_tensor else offset
+        got = step(X, value)
+        expected = X + layer(X, **{keyword: offset})
+        torch.testing.assert_close(dlf.stripdims(got), dlf.stripdims(expected), rtol=1e-5, atol=1e-6)
+        if offset == 1:
+            warmed_up = counter.frame_count
+    # an int offset compiles twice at most (first as a constant, then as a symbol); a tensor once
+    assert warmed_up <= (1 if as_tensor else 2)
+    assert counter.frame_count == warmed_up

@@ -144,19 +144,16 @@ def position_offset(value: Any, name: str = "PositionOffset") -> Any:
     an integer that varies becomes a symbolic one: neither recompiles per offset.
     """
     if isinstance(value, torch.Tensor):
-        if (
-            value.ndim != 0
-            or value.dtype.is_floating_point
-            or value.dtype.is_complex
-            or value.dtype == torch.bool
-        ):
+        if value.ndim != 0 or value.dtype.is_floating_point or value.dtype.is_complex or value.dtype == torch.bool:
             raise DLFormatError(
                 f"{name} must be an integer >= 0 or a 0-d integer tensor; got {_validate.describe(value)}"
             )
         if torch.compiler.is_compiling():
             return value
         value = int(value)
-    elif isinstance(value, torch.SymInt):
+    elif torch.compiler.is_compiling() and isinstance(value, int):
+        # a symbolic integer cannot be inspected as a Python number; torch checks it instead
+        torch._check(value >= 0, lambda: f"{name} must be an integer >= 0")
         return value
     return _validate.nonnegative_integer(name, value)
 

@@ -314,7 +314,14 @@ class DLNetwork(nn.Module):
         ordered = list(trial.layers.items())
         kept, added = ordered[: len(ordered) - len(items)], ordered[len(ordered) - len(items) :]
         self.layers = nn.ModuleDict(kept[:position] + added + kept[position:])
-        self._links = links
+        # connections listed in layer order, each layer's inputs in port order
+        rank = {name: index for index, name in enumerate(self.layers)}
+        self._links = dict(
+            sorted(
+                links.items(),
+                key=lambda item: (rank[item[0][0]], self.layers[item[0][0]].InputNames.index(item[0][1])),
+            )
+        )
         self._changed()
         return self
 

@@ -159,3 +159,29 @@ def test_properties_display_and_config():
     assert list(layer.state_dict()) == []
     with pytest.raises(DLFormatError, match=r"You cannot set the read-only property 'OutputSize'"):
         layer.OutputSize = 8
+
+
+def test_the_layer_keeps_one_table_per_device_dtype_and_layout_grown_and_sliced():
+    layer = dlf.sinusoidalPositionEncodingLayer(8)
+    X = dlf.dlarray(torch.randn(8, 2, 10), "CBT")
+    layer(X)
+    layer(X, PositionOffset=5)  # within the table: sliced, not rebuilt
+    (table,) = layer._tables.values()
+    assert table.shape == (8, 64)  # the smallest table covers 64 positions
+    layer(X, PositionOffset=100)  # beyond: grown (doubled, or to what is asked)
+    (grown,) = layer._tables.values()
+    assert grown.shape == (8, 128)
+    layer(dlf.dlarray(torch.randn(8, 2, 10, dtype=torch.float64), "CBT"))
+    assert len(layer._tables) == 2
+
+
+def test_a_far_offset_costs_a_window_not_a_table():
+    layer = dlf.sinusoidalPositionEncodingLayer(256)
+    X = dlf.dlarray(torch.randn(256, 1, 3, dtype=torch.float64), "CBT")
+    Y = layer(X, PositionOffset=10**7)
+    assert not layer._tables  # nothing cached for a window beyond the table's reach
+    k = np.arange(128)
+    angles = (10**7 + np.arange(3))[:, None] / 10000.0 ** (2 * k / 256)
+    expected = np.stack([np.sin(angles), np.cos(angles)], axis=-1).reshape(3, 256).T
+    # angles near 1e7 radians carry ~1e-9 of double rounding, whichever way the product is formed
+    np.testing.assert_allclose(dlf.extractdata(Y)[:, 0, :].numpy(), expected, rtol=0, atol=1e-8)
