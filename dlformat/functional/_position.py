@@ -144,7 +144,8 @@ def position_offset(value: Any, name: str = "PositionOffset") -> Any:
     an integer that varies becomes a symbolic one: neither recompiles per offset.
     """
     if isinstance(value, torch.Tensor):
-        if value.ndim != 0 or value.dtype.is_floating_point or value.dtype.is_complex or value.dtype == torch.bool:
+        integral = not (value.dtype.is_floating_point or value.dtype.is_complex or value.dtype == torch.bool)
+        if value.ndim != 0 or not integral:
             raise DLFormatError(
                 f"{name} must be an integer >= 0 or a 0-d integer tensor; got {_validate.describe(value)}"
             )
