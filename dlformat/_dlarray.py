@@ -128,6 +128,8 @@ class DLArray:
     """
 
     __slots__ = ("_data", "_fmt")
+    _data: torch.Tensor
+    _fmt: str
     # NumPy defers to the reflected operators below instead of broadcasting an object array
     __array_ufunc__ = None
 

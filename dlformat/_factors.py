@@ -95,7 +95,8 @@ def _target(function: str, args: tuple[Any, ...], values: int) -> tuple[Layer, s
 def _set(function: str, kind: str, args: tuple[Any, ...]) -> nn.Module:
     layer, parameter = _target(function, args, values=1)
     layer.set_factor(parameter, kind, args[-1])
-    return args[0]
+    module: nn.Module = args[0]
+    return module
 
 
 def _get(function: str, kind: str, args: tuple[Any, ...]) -> float:

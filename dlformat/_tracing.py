@@ -17,7 +17,7 @@ def constant_under_compile(plan: F) -> F:
     function must depend on its arguments only.
     """
 
-    def call(*args):  # type: ignore[no-untyped-def]
+    def call(*args: Any) -> Any:
         return plan(*args)
 
     call.__name__ = getattr(plan, "__name__", "plan")
@@ -42,11 +42,10 @@ def cached_plan(maxsize: int = 256) -> Callable[[F], F]:
     """
 
     def decorate(function: F) -> F:
-        cached = functools.lru_cache(maxsize=maxsize)(function)
-        wrapped = constant_under_compile(cached)
-        wrapped.cache_info = cached.cache_info  # type: ignore[attr-defined]
-        wrapped.cache_clear = cached.cache_clear  # type: ignore[attr-defined]
-        wrapped.__wrapped__ = function  # type: ignore[attr-defined]
-        return wrapped
+        cached: Any = functools.lru_cache(maxsize=maxsize)(function)
+        wrapped: Any = constant_under_compile(cached)
+        wrapped.cache_info, wrapped.cache_clear = cached.cache_info, cached.cache_clear
+        wrapped.__wrapped__ = function
+        return wrapped  # type: ignore[no-any-return]
 
     return decorate

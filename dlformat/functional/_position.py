@@ -22,7 +22,7 @@ ROTARY_PAIRINGS = ("half", "interleaved")
 
 
 class _PositionPlan(NamedTuple):
-    index: int  # the position dimension, in the input
+    axis: int  # the position dimension, in the input
     label: str  # "T" or "S"
     output_format: str
     channel: int  # where C sits in the output
@@ -103,12 +103,12 @@ def _position_plan_of(
         plan = _plan(X._fmt, position_dimension)
     except DLFormatError as error:
         raise DLFormatError(f"{caller()}: {error}") from None
-    return plan, X._data.shape[plan.index]
+    return plan, X._data.shape[plan.axis]
 
 
 def _channels_fastest(plan: _PositionPlan, data: torch.Tensor) -> bool:
     """Whether ``data`` holds C with a smaller stride than its position dimension (batch-first memory)."""
-    return not plan.adds_channel and data.stride(plan.channel) < data.stride(plan.index)
+    return not plan.adds_channel and data.stride(plan.channel) < data.stride(plan.axis)
 
 
 def _broadcast(table: torch.Tensor, offset: int, plan: _PositionPlan, data: torch.Tensor) -> DLArray:
@@ -122,7 +122,7 @@ def _broadcast(table: torch.Tensor, offset: int, plan: _PositionPlan, data: torc
     would read the table with a stride of a whole row per element.
     """
     sizes = list(data.shape)
-    length = sizes[plan.index]
+    length = sizes[plan.axis]
     if plan.adds_channel:
         sizes.insert(plan.channel, table.shape[0])
     else:

@@ -150,6 +150,7 @@ class Layer(nn.Module, metaclass=_LayerType):
     _learnable_specs: ClassVar[dict[str, Learnable]] = {}
     _declared_signature: ClassVar[inspect.Signature]
     config_keys: ClassVar[tuple[str, ...]] = ("Name",)
+    _like: torch.Tensor  # a 0-element buffer: the module's dtype and device (see __init__)
 
     Name = Property(_validate.text, default="", doc="The layer name, a string.")
     NumInputs = _Ports("in", count=True)
@@ -593,10 +594,11 @@ def _declare(cls: type[Layer]) -> None:
     )
     if own_init is not None and own_init is not Layer.__init__:
         signature = inspect.signature(own_init)
-        cls.__signature__ = signature.replace(parameters=list(signature.parameters.values())[1:])
+        public = signature.replace(parameters=list(signature.parameters.values())[1:])
     else:
-        cls.__signature__ = cls._declared_signature
-    cls._options = _options.Options(cls.__signature__)
+        public = cls._declared_signature
+    cls.__signature__ = public  # type: ignore[attr-defined]  # what inspect.signature(cls) reports
+    cls._options = _options.Options(public)
 
 
 def _default(declaration: Property | Factor) -> Any:
@@ -649,13 +651,13 @@ def matlab_constructor(cls: type[Layer], name: str) -> Callable[..., Layer]:
     def construct(*args: Any, **name_value: Any) -> Layer:
         args, name_value = _options.normalize(name, options, args, name_value)
         try:
-            options_bound = cls.__signature__.bind(*args, **name_value)
+            options_bound = inspect.signature(cls).bind(*args, **name_value)
         except TypeError as error:
             raise DLFormatError(f"{name}: {error}") from None
         return cls(*options_bound.args, **options_bound.kwargs)
 
     construct.__name__ = construct.__qualname__ = name
-    construct.__signature__ = cls.__signature__  # type: ignore[attr-defined]
+    construct.__signature__ = inspect.signature(cls)  # type: ignore[attr-defined]
     construct.__doc__ = (
         f"MATLAB's ``{name}``: builds :class:`{cls.__name__}` from the same arguments.\n\n"
         f"Name=Value options (or MATLAB's 'Name', value pairs) match case-insensitively, as in "

@@ -19,33 +19,43 @@ from .._errors import DLFormatError
 NAMES = ("narrow-normal", "glorot", "he", "zeros", "ones")
 ALIASES = {"narrownormal": "narrow-normal"}
 
-Initializer = Callable[[tuple[int, int], int, int, torch.Generator | None, torch.dtype], torch.Tensor]
+Initializer = Callable[[tuple[int, ...], int, int, torch.Generator | None, torch.dtype], torch.Tensor]
 
 
 def _draw_dtype(dtype: torch.dtype) -> torch.dtype:
     return torch.float64 if dtype == torch.float64 else torch.float32
 
 
-def _narrow_normal(shape, num_in, num_out, generator, dtype):  # type: ignore[no-untyped-def]
+def _narrow_normal(
+    shape: tuple[int, ...], num_in: int, num_out: int, generator: torch.Generator | None, dtype: torch.dtype
+) -> torch.Tensor:
     return torch.empty(shape, dtype=_draw_dtype(dtype)).normal_(0.0, 0.01, generator=generator)
 
 
-def _glorot(shape, num_in, num_out, generator, dtype):  # type: ignore[no-untyped-def]
+def _glorot(
+    shape: tuple[int, ...], num_in: int, num_out: int, generator: torch.Generator | None, dtype: torch.dtype
+) -> torch.Tensor:
     bound = math.sqrt(6.0 / (num_in + num_out))
     return torch.empty(shape, dtype=_draw_dtype(dtype)).uniform_(-bound, bound, generator=generator)
 
 
-def _he(shape, num_in, num_out, generator, dtype):  # type: ignore[no-untyped-def]
+def _he(
+    shape: tuple[int, ...], num_in: int, num_out: int, generator: torch.Generator | None, dtype: torch.dtype
+) -> torch.Tensor:
     return torch.empty(shape, dtype=_draw_dtype(dtype)).normal_(
         0.0, math.sqrt(2.0 / num_in), generator=generator
     )
 
 
-def _zeros(shape, num_in, num_out, generator, dtype):  # type: ignore[no-untyped-def]
+def _zeros(
+    shape: tuple[int, ...], num_in: int, num_out: int, generator: torch.Generator | None, dtype: torch.dtype
+) -> torch.Tensor:
     return torch.zeros(shape, dtype=dtype)
 
 
-def _ones(shape, num_in, num_out, generator, dtype):  # type: ignore[no-untyped-def]
+def _ones(
+    shape: tuple[int, ...], num_in: int, num_out: int, generator: torch.Generator | None, dtype: torch.dtype
+) -> torch.Tensor:
     return torch.ones(shape, dtype=dtype)
 
 
@@ -65,7 +75,7 @@ def check(name: str, value: object) -> str | Callable[..., object]:
 
 def initialize(
     initializer: str | Callable[..., object],
-    shape: tuple[int, int],
+    shape: tuple[int, ...],
     *,
     num_in: int,
     num_out: int,
@@ -85,7 +95,7 @@ def initialize(
     return values.to(device=device, dtype=dtype)
 
 
-def _call_user_initializer(function: Callable[..., object], shape: tuple[int, int]) -> torch.Tensor:
+def _call_user_initializer(function: Callable[..., object], shape: tuple[int, ...]) -> torch.Tensor:
     name = getattr(function, "__name__", type(function).__name__)
     result = function(shape)
     if isinstance(result, torch.Tensor):

@@ -16,6 +16,8 @@ from collections.abc import Callable
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
+import torch
+
 from .. import _validate
 from .._errors import DLFormatError
 from . import _initializers
@@ -135,6 +137,10 @@ class Learnable(Named):
         self.initializer = initializer
         self.shape = shape  # property names (or sizes): ("OutputSize", "InputSize")
         self.__doc__ = doc
+
+    if TYPE_CHECKING:  # the declaration leaves the class; the attribute is then the module's parameter
+
+        def __get__(self, layer: Layer | None, owner: type | None = None) -> torch.Tensor: ...
 
 
 class Factor(Named):

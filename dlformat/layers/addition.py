@@ -35,7 +35,7 @@ class AdditionLayer(Layer):
     """
 
     default_name = "addition"
-    NumInputs = Property(_at_least_two, positional=True, read_only=True, doc="Number of inputs.")  # type: ignore[assignment]
+    NumInputs = Property(_at_least_two, positional=True, read_only=True, doc="Number of inputs.")
 
     def _check_properties(self) -> None:
         self._ports["in"] = _port_names("in", self.NumInputs)

@@ -134,8 +134,8 @@ class SelfAttentionLayer(Layer):
         if self.OutputSize == "auto":
             self._properties["OutputSize"] = self.InputSize
 
-    def _check_input(self, X: Any) -> DLArray:
-        X = require_dimensions(X, "C", self._caller)
+    def _check_input(self, data: Any) -> DLArray:
+        X = require_dimensions(data, "C", self._caller)
         try:
             sequence_plan(X._fmt)
         except DLFormatError as error:
@@ -146,7 +146,7 @@ class SelfAttentionLayer(Layer):
     def predict(self, X: DLArray) -> DLArray:
         return self._attend(self._check_input(X), 0.0)
 
-    def forward(self, X: DLArray) -> DLArray:
+    def forward(self, X: DLArray) -> DLArray:  # type: ignore[override]  # MATLAB's forward, see Layer
         return self._attend(self._check_input(X), self.DropoutProbability)
 
     def _attend(self, X: DLArray, dropout: float) -> DLArray:

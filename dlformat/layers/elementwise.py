@@ -83,7 +83,7 @@ class DropoutLayer(Layer):
     def predict(self, X: DLArray) -> DLArray:
         return require_formatted(X, self._caller)
 
-    def forward(self, X: DLArray) -> DLArray:
+    def forward(self, X: DLArray) -> DLArray:  # type: ignore[override]  # MATLAB's forward, see Layer
         X = require_formatted(X, self._caller)
         return DLArray._wrap(F.dropout(X._data, self.Probability, True), X._fmt)
 

@@ -59,7 +59,7 @@ class FullyConnectedLayer(Layer):
     BiasLearnRateFactor, BiasL2Factor = factor_properties("Bias", l2=0.0)
 
     def _size_from_given(self, given: dict[str, Any]) -> int | None:
-        shape = getattr(given["Weights"], "shape", ())
+        shape = tuple(getattr(given["Weights"], "shape", ()))
         return int(shape[1]) if len(shape) == 2 else None
 
     def _size_of(self, X: DLArray) -> int:

@@ -86,13 +86,13 @@ class FunctionLayer(Layer):
     PredictFcn = Property(_callable, positional=True, read_only=True, doc="The function the layer calls.")
     Formattable = Property(
         _logical, default=False, read_only=True, doc="Whether fun takes formatted dlarrays."
-    )  # type: ignore[assignment]
+    )
     Acceleratable = Property(_logical, default=False, read_only=True, doc="MATLAB's caching hint.")
-    NumInputs = Property(_optional_count, default=None, read_only=True, doc="Number of inputs.")  # type: ignore[assignment]
-    NumOutputs = Property(_optional_count, default=None, read_only=True, doc="Number of outputs.")  # type: ignore[assignment]
-    InputNames = Property(_optional_names, default=None, read_only=True, doc="Input names.")  # type: ignore[assignment]
-    OutputNames = Property(_optional_names, default=None, read_only=True, doc="Output names.")  # type: ignore[assignment]
-    Description = Property(_validate.text, default="", doc="A one-line description.")  # type: ignore[assignment]
+    NumInputs = Property(_optional_count, default=None, read_only=True, doc="Number of inputs.")
+    NumOutputs = Property(_optional_count, default=None, read_only=True, doc="Number of outputs.")
+    InputNames = Property(_optional_names, default=None, read_only=True, doc="Input names.")
+    OutputNames = Property(_optional_names, default=None, read_only=True, doc="Output names.")
+    Description = Property(_validate.text, default="", doc="A one-line description.")
 
     def _check_properties(self) -> None:
         for side, count_name, names_name, default in (

@@ -83,9 +83,9 @@ class _InputLayer(Layer):
         """The format the layer's data must have (plain tensors are read in this order)."""
         return "S" * len(self._spatial) + "C" + self.trailing
 
-    def predict(self, X: Any) -> DLArray:
+    def predict(self, data: Any) -> DLArray:
         expected = self.InputFormat
-        X = X if isinstance(X, DLArray) and X._fmt else dlarray(X, expected)
+        X = data if isinstance(data, DLArray) and data._fmt else dlarray(data, expected)
         if X._fmt != expected:
             raise DLFormatError(
                 f'{self._caller()} needs data of format "{expected}"; got "{X._fmt}". Label batch-first '
@@ -202,7 +202,7 @@ class FeatureInputLayer(_InputLayer):
 
     @property
     def _channels(self) -> int:
-        return self.NumFeatures
+        return int(self.NumFeatures)
 
 
 sequenceInputLayer = matlab_constructor(SequenceInputLayer, "sequenceInputLayer")

@@ -57,7 +57,7 @@ class LayerNormalizationLayer(Layer):
     ScaleLearnRateFactor, ScaleL2Factor = factor_properties("Scale")
 
     def _size_from_given(self, given: dict[str, Any]) -> int | None:
-        shapes = [getattr(value, "shape", ()) for value in given.values() if value is not None]
+        shapes = [tuple(getattr(value, "shape", ())) for value in given.values() if value is not None]
         return next((int(shape[0]) for shape in shapes if len(shape) == 2), None)
 
     def _size_of(self, X: DLArray) -> int:

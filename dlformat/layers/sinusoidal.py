@@ -123,7 +123,7 @@ class SinusoidalPositionEncodingLayer(Layer):
 
     def _mode(self, X: Any) -> str:
         if self.Positions != "auto" or not isinstance(X, DLArray):
-            return self.Positions
+            return str(self.Positions)
         if "T" in X._fmt:
             return "temporal-indices"
         return "spatial-indices" if X._fmt.count("S") == 1 else "data-values"

@@ -87,7 +87,7 @@ def analyzeNetwork(net: DLNetwork, *X: Any, show: bool = True) -> NetworkAnalysi
     except LayerError as caught:
         error, failed = caught.reason, caught.layer
     rows = []
-    for name, layer in net.layers.items():
+    for name, layer in net._by_name.items():
         shown, count = learnables_summary(layer)
         note = finite_note(layer)
         shown = f"{shown} ({note})" if note else shown

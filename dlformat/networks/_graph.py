@@ -11,7 +11,7 @@ import itertools
 import warnings
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 import torch
 from torch import nn
@@ -27,7 +27,7 @@ from ._schedule import Port
 __all__ = ["DLNetwork", "LayerArray"]
 
 
-class LayerArray(tuple):  # type: ignore[type-arg]
+class LayerArray(tuple[Layer, ...]):
     """MATLAB's ``Layer`` array: a tuple of layers that also indexes by name, displayed as MATLAB does.
 
     Examples:
@@ -86,10 +86,15 @@ class DLNetwork(nn.Module):
         self._links: dict[Port, Port] = {}  # destination port -> source port
         self._schedule: _schedule.Schedule | None = None
 
+    @property
+    def _by_name(self) -> Mapping[str, Layer]:
+        """The layers by name, typed as layers (an ``nn.ModuleDict`` holds modules)."""
+        return cast("Mapping[str, Layer]", self.layers)
+
     # -- MATLAB properties --------------------------------------------------------------------
     @property
     def Layers(self) -> LayerArray:
-        return LayerArray(self.layers.values())
+        return LayerArray(self._by_name.values())
 
     @property
     def Connections(self) -> Table:
@@ -108,7 +113,7 @@ class DLNetwork(nn.Module):
         used = set(self._links.values())
         return tuple(
             self._port_name((name, port), "out")
-            for name, layer in self.layers.items()
+            for name, layer in self._by_name.items()
             for port in layer.OutputNames
             if (name, port) not in used
         )
@@ -117,7 +122,7 @@ class DLNetwork(nn.Module):
     def Learnables(self) -> Table:
         rows = [
             (name, parameter, getattr(layer, parameter))
-            for name, layer in self.layers.items()
+            for name, layer in self._by_name.items()
             for parameter in layer.learnables
             if getattr(layer, parameter) is not None
         ]
@@ -125,19 +130,19 @@ class DLNetwork(nn.Module):
 
     @property
     def Initialized(self) -> bool:
-        return all(layer.Initialized for layer in self.layers.values())
+        return all(layer.Initialized for layer in self._by_name.values())
 
     # -- graph bookkeeping -----------------------------------------------------------------
     def _port_name(self, port: Port, side: str) -> str:
         name, port_name = port
-        layer = self.layers[name]
+        layer = self._by_name[name]
         count = layer.NumInputs if side == "in" else layer.NumOutputs
         return name if count == 1 else f"{name}/{port_name}"
 
     def _inputs(self) -> list[Port]:
         """Network inputs in order: ``(name, "")`` for input layers, unconnected ports otherwise."""
         inputs: list[Port] = []
-        for name, layer in self.layers.items():
+        for name, layer in self._by_name.items():
             if layer.NumInputs == 0:
                 inputs.append((name, ""))
             inputs += [(name, port) for port in layer.InputNames if (name, port) not in self._links]
@@ -170,7 +175,7 @@ class DLNetwork(nn.Module):
         if name not in self.layers:
             known = ", ".join(f"'{known}'" for known in self.layers) or "none"
             raise DLFormatError(f"the network has no layer '{name}'; its layers are: {known}")
-        return self.layers[name]  # type: ignore[return-value]
+        return self._by_name[name]
 
     def _changed(self) -> None:
         self._schedule = None
@@ -179,7 +184,7 @@ class DLNetwork(nn.Module):
         if self._schedule is None:
             outputs = tuple(self._resolve(name, "out") for name in self.OutputNames)
             self._schedule = _schedule.build(
-                self.layers, self._links, self._inputs(), self._port_name, self.InputNames, outputs
+                self._by_name, self._links, self._inputs(), self._port_name, self.InputNames, outputs
             )
         return self._schedule
 
@@ -201,7 +206,7 @@ class DLNetwork(nn.Module):
                     f"layer '{name}' ({type(layer).__name__}) is an input layer and cannot follow "
                     f"'{names[index - 1]}' in a layer array; add it separately"
                 )
-            if any(layer is other for other in self.layers.values()) or any(
+            if any(layer is other for other in self._by_name.values()) or any(
                 layer is other for other in items[:index]
             ):
                 raise DLFormatError(f"layer '{name}' is added twice; each layer object can appear once")
@@ -209,9 +214,9 @@ class DLNetwork(nn.Module):
             layer.Name = name
             self.layers[name] = layer
         for previous, name in itertools.pairwise(names):
-            self._links[(name, self.layers[name].InputNames[0])] = (
+            self._links[(name, self._by_name[name].InputNames[0])] = (
                 previous,
-                self.layers[previous].OutputNames[0],
+                self._by_name[previous].OutputNames[0],
             )
         self._changed()
         return self
@@ -298,7 +303,7 @@ class DLNetwork(nn.Module):
         outgoing = {dest: src[1] for dest, src in self._links.items() if src[0] == layerName}
         position = list(self.layers).index(layerName)
         trial = DLNetwork()
-        for name, layer in self.layers.items():
+        for name, layer in self._by_name.items():
             if name != layerName:
                 trial.layers[name] = layer
         trial.addLayers(items)  # names and checks; changes nothing of self on error
@@ -313,13 +318,13 @@ class DLNetwork(nn.Module):
             links[destination] = (new_names[-1], outputs[port])
         ordered = list(trial.layers.items())
         kept, added = ordered[: len(ordered) - len(items)], ordered[len(ordered) - len(items) :]
-        self.layers = nn.ModuleDict(kept[:position] + added + kept[position:])
+        self.layers = nn.ModuleDict(dict(kept[:position] + added + kept[position:]))
         # connections listed in layer order, each layer's inputs in port order
         rank = {name: index for index, name in enumerate(self.layers)}
         self._links = dict(
             sorted(
                 links.items(),
-                key=lambda item: (rank[item[0][0]], self.layers[item[0][0]].InputNames.index(item[0][1])),
+                key=lambda item: (rank[item[0][0]], self._by_name[item[0][0]].InputNames.index(item[0][1])),
             )
         )
         self._changed()
@@ -386,13 +391,14 @@ class DLNetwork(nn.Module):
         )
         examples = []
         for port in self._inputs():
-            layer = self.layers[port[0]]
-            if port[1] or not hasattr(layer, "example_input"):
+            layer = self._by_name[port[0]]
+            make = getattr(layer, "example_input", None)
+            if port[1] or make is None:
                 raise DLFormatError(
                     f"input '{self._port_name(port, 'in') if port[1] else port[0]}' has no input layer to "
                     "give its size; pass example data, e.g. initialize(net, X), or add an input layer"
                 )
-            examples.append(layer.example_input(like.device, like.dtype))
+            examples.append(make(like.device, like.dtype))
         return tuple(examples)
 
     def run_example(self, examples: tuple[Any, ...] = ()) -> Any:
@@ -426,7 +432,7 @@ class DLNetwork(nn.Module):
             "",
         ]
         rows, total = [], 0
-        for index, (name, layer) in enumerate(self.layers.items(), 1):
+        for index, (name, layer) in enumerate(self._by_name.items(), 1):
             shown, count = learnables_summary(layer)
             rows.append((str(index), name, layer.matlab_type, shown or "—", f"{count:,}"))
             total += count
@@ -436,7 +442,7 @@ class DLNetwork(nn.Module):
 
 
 def _refuse_uninitialized(net: DLNetwork, action: str) -> None:
-    lazy = [name for name, layer in net.layers.items() if not layer.Initialized]
+    lazy = [name for name, layer in net._by_name.items() if not layer.Initialized]
     if lazy:
         raise DLFormatError(
             f"cannot {action} the network: layer(s) {', '.join(repr(n) for n in lazy)} have no learnables "

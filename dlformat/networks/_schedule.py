@@ -73,7 +73,11 @@ def build(
             sources: tuple[Port | int, ...] = (index_of[(name, "")],)
             described = "the network input"
         else:
-            sources = tuple(links.get((name, port), index_of.get((name, port))) for port in layer.InputNames)  # type: ignore[misc]
+            # every input is connected, or else a network input (the network checked its inputs)
+            sources = tuple(
+                links[(name, port)] if (name, port) in links else index_of[(name, port)]
+                for port in layer.InputNames
+            )
             described = ", ".join(
                 f"{port} from "
                 + (
