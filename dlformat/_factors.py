@@ -28,7 +28,11 @@ def param_groups(module: nn.Module, lr: float, l2: float = 0.0) -> list[dict[str
     (frozen). A parameter shared between layers must have the same factors in each.
 
     Examples:
-        >>> optimizer = torch.optim.SGD(param_groups(net, lr=0.01, l2=1e-4))
+        >>> net = dlf.dlnetwork([dlf.featureInputLayer(3), dlf.fullyConnectedLayer(2)])
+        >>> groups = dlf.param_groups(net, lr=0.01, l2=1e-4)
+        >>> [(group["lr"], group["weight_decay"]) for group in groups]  # Bias: L2Factor 0
+        [(0.01, 0.0001), (0.01, 0.0)]
+        >>> optimizer = torch.optim.SGD(groups)
     """
     lr = _validate.factor("lr", lr)
     l2 = _validate.factor("l2", l2)

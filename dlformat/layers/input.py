@@ -154,6 +154,12 @@ class SequenceInputLayer(_InputLayer):
         - Input: a dlarray of format ``"CBT"`` (after canonical ordering, so ``dlarray(x, "BTC")``
           works), or a plain tensor already in that order.
         - Output: the same data, normalized if asked.
+
+    Examples:
+        >>> layer = dlf.sequenceInputLayer(2, Normalization="zscore", Mean=[1, 2], StandardDeviation=[2, 4])
+        >>> Y = layer(dlf.dlarray(torch.tensor([[[3.0]], [[6.0]]]), "CBT"))
+        >>> dlf.extractdata(Y).flatten().tolist()
+        [1.0, 1.0]
     """
 
     default_name = "sequenceinput"
@@ -193,6 +199,11 @@ class FeatureInputLayer(_InputLayer):
         NumFeatures: channels per observation.
         Normalization, Mean, StandardDeviation: as for :class:`SequenceInputLayer`.
         Name: the layer name.
+
+    Examples:
+        >>> layer = dlf.featureInputLayer(4, Name="features")
+        >>> dlf.dims(layer(torch.randn(4, 8)))  # plain data is read in the layer's format
+        'CB'
     """
 
     default_name = "featureinput"

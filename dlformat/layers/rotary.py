@@ -45,6 +45,13 @@ class RotaryEmbedding(nn.Module):
     Shape:
         Input and output: a dlarray with ``C`` of size ``head_size`` and a ``T`` dimension; the
         output has the input's format, shape and dtype (computed in float32 or wider).
+
+    Examples:
+        >>> rope = dlf.RotaryEmbedding(8, 128)
+        >>> Q = dlf.dlarray(torch.randn(8, 5, 2), "CTB")
+        >>> Y = rope(Q, position_offset=10)  # a decoding step at positions 10 .. 14
+        >>> dlf.dims(Y), tuple(Y.shape)
+        ('CBT', (8, 2, 5))
     """
 
     def __init__(

@@ -78,6 +78,12 @@ class DLNetwork(nn.Module):
         Initialized: whether every layer has its learnables.
 
     ``state_dict`` keys are ``layers.<Name>.<Parameter>``, e.g. ``layers.posemb.Weights``.
+
+    Examples:
+        >>> net = dlf.dlnetwork([dlf.sequenceInputLayer(3, Name="in"), dlf.fullyConnectedLayer(2, Name="fc")])
+        >>> Y = net.predict(dlf.dlarray(torch.randn(3, 4, 10), "CBT"))
+        >>> dlf.dims(Y), tuple(Y.shape), list(net.state_dict())
+        ('CBT', (2, 4, 10), ['layers.fc.Weights', 'layers.fc.Bias'])
     """
 
     def __init__(self) -> None:
