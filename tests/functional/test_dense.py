@@ -245,7 +245,9 @@ def test_data_format_errors():
         match='fullyconnect: DataFormat is only for unformatted data; the input already has format "CB"',
     ):
         F.fullyconnect(dlf.dlarray(torch.ones(3, 2), "CB"), torch.ones(4, 3), 0, DataFormat="CB")
-    with pytest.raises(DLFormatError, match=r'fullyconnect needs a formatted dlarray, or DataFormat="\.\.\."'):
+    with pytest.raises(
+        DLFormatError, match=r'fullyconnect needs a formatted dlarray, or DataFormat="\.\.\."'
+    ):
         F.fullyconnect(torch.ones(3, 2), torch.ones(4, 3), 0)
     with pytest.raises(
         DLFormatError, match='fullyconnect: DataFormat "CB" labels 2 dimensions; the data has 3'
