@@ -84,8 +84,9 @@ def attention(
         numHeads: divides the channels of queries, keys and values.
         Scale: ``"auto"`` (``1/sqrt(D)``, ``D`` the key channels divided by ``numHeads``) or a number.
         PaddingMask: ``None``, or a logical/numeric array over the keys' batch and sequence
-            (``numObservations × numKeys``, or a dlarray with ``B`` and ``T``): zero marks padding
-            that no query attends to.
+            (``numObservations × numKeys``, or a formatted dlarray with the keys' ``B`` and ``T`` or
+            ``S``, whose first channel is read when it has ``C``, as MATLAB reads it): zero marks
+            padding that no query attends to.
         AttentionMask: ``"none"``, ``"causal"`` (query ``m`` never attends to a key ``n > m``), or a
             logical/numeric ``numKeys × numQueries`` (``× numObservations``) array, nonzero where
             query attends to key.
@@ -123,7 +124,8 @@ def attention(
             f"length, and one batch size; got queries {tuple(q.shape)}, keys {tuple(k.shape)}, values "
             f"{tuple(v.shape)} as (batch, sequence, channels)"
         )
-    scale = 1 / math.sqrt(k.shape[-1] // heads) if Scale == "auto" else _validate.real("Scale", Scale)
+    automatic = isinstance(Scale, str) and Scale.lower() == "auto"
+    scale = 1 / math.sqrt(k.shape[-1] // heads) if automatic else _validate.real("Scale", Scale)
     batch, queries_count, keys_count = q.shape[0], q.shape[1], k.shape[1]
     allowed = _allowed(AttentionMask, PaddingMask, batch, queries_count, keys_count, q.device)
     dtype = working_dtype(q.dtype, k.dtype, v.dtype)
@@ -146,7 +148,10 @@ def attention(
     elif causal:
         lower = torch.ones(queries_count, keys_count, dtype=torch.bool, device=q.device).tril()
         scores = scores.masked_fill(~lower, float("-inf"))
-    weights = F.dropout(torch.softmax(scores, dim=-1), probability)
+    weights = torch.softmax(scores, dim=-1)
+    if allowed is not None:  # a query with no key to attend to gets zero weights, as the fused kernel gives
+        weights = weights.masked_fill(~allowed.any(dim=-1, keepdim=True), 0.0)
+    weights = F.dropout(weights, probability)
     attended = weights @ v
     return restore(_merge_heads(attended, queries)), DLArray._wrap(
         einops.rearrange(weights, "b h q k -> k q h b"), ""
@@ -192,17 +197,13 @@ def _allowed(
         allowed = einops.rearrange(mask, "k q b -> b 1 q k").to(device)
     if padding_mask is not None:
         if isinstance(padding_mask, DLArray) and padding_mask._fmt:
-            labels = "".join(label for label in padding_mask._fmt if label in "BTS")
-            data = padding_mask._data.reshape(
-                [
-                    size
-                    for label, size in zip(padding_mask._fmt, padding_mask._data.shape, strict=True)
-                    if label in "BTS"
-                ]
-            )
-            data = data if labels.startswith("B") else data[None]
+            fmt, data = padding_mask._fmt, padding_mask._data
+            if "C" in fmt:  # MATLAB reads the first channel only
+                data, fmt = data.select(fmt.index("C"), 0), fmt.replace("C", "")
+            data = data.movedim(fmt.index("B"), 0) if "B" in fmt else data[None]
+            data = data.reshape(data.shape[0], -1)  # (batch, sequence)
         else:
-            data = torch.as_tensor(padding_mask)
+            data = padding_mask._data if isinstance(padding_mask, DLArray) else torch.as_tensor(padding_mask)
             data = data if data.ndim == 2 else data.reshape(1, -1)
         keep = _mask(data, "PaddingMask", (batch, keys)).to(device)
         keep = keep[:, None, None, :]

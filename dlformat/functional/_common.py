@@ -38,7 +38,7 @@ def formatted_input(
                 f'{caller} needs a formatted dlarray, or DataFormat="..." to label unformatted data '
                 f'(for example DataFormat="CB"); got {_describe_input(X)}'
             )
-        data = X._data if isinstance(X, DLArray) else as_data(X, caller)
+        data = X._data if isinstance(X, DLArray) else as_data(X, f"{caller} input")
         if len(DataFormat) < data.ndim:
             raise DLFormatError(
                 f'{caller}: DataFormat "{DataFormat}" labels {len(DataFormat)} dimensions; the data has '
@@ -48,7 +48,8 @@ def formatted_input(
     missing = [label for label in needs if label not in result._fmt]
     if missing:
         wanted = " and ".join(f'"{label}"' for label in needs)
-        raise DLFormatError(f'{caller} needs data with {wanted} dimensions; got format "{result._fmt}"')
+        noun = f"a {wanted} dimension" if len(needs) == 1 else f"{wanted} dimensions"
+        raise DLFormatError(f'{caller} needs data with {noun}; got format "{result._fmt}"')
     return result, restore
 
 
@@ -72,7 +73,10 @@ def as_data(value: Any, name: str) -> torch.Tensor:
         return value._data
     if isinstance(value, torch.Tensor):
         return value
-    if isinstance(value, (np.ndarray, np.generic, int, float)) and not isinstance(value, bool):
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        # a number written in code is a double, as in MATLAB: it yields to a narrower type
+        return torch.tensor(value, dtype=torch.float64)
+    if isinstance(value, (np.ndarray, np.generic)):
         return dlarray(value)._data
     raise DLFormatError(
         f"{name} must be a dlarray, a tensor, a NumPy array or a number; got {_validate.describe(value)}"
