@@ -310,22 +310,11 @@ def test_unknown_or_repeated_options_are_errors(call, message):
         call()
 
 
-@pytest.mark.xfail(
-    raises=TypeError,
-    strict=True,
-    reason="dlformat._options.normalize reads pairs only from a known name on, so an unknown name "
-    "given as a 'Name', value pair reaches Python as extra positional arguments (a TypeError)",
-)
 def test_an_unknown_name_value_pair_lists_the_options():
     with pytest.raises(DLFormatError, match="layernorm has no option 'Foo'; the options are: Epsilon"):
         F.layernorm(X_CB, torch.zeros(3), torch.ones(3), "Foo", 1)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="dlformat._options.Options lists every capitalized parameter as an option, so the data "
-    "argument X (MATLAB's name) shows among the options",
-)
 def test_the_listed_options_leave_out_the_data_argument():
     with pytest.raises(DLFormatError, match=r"the options are: DataFormat$"):
         F.softmax(X_CB, Dim=1)
