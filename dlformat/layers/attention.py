@@ -126,6 +126,11 @@ class SelfAttentionLayer(Layer):
             return self.BiasInitializer, rows, rows
         return self.WeightsInitializer, columns, rows
 
+    def _size_from_given(self, given: dict[str, Any]) -> int | None:
+        # MATLAB infers InputSize from given query weights (NumKeyChannels × InputSize)
+        shape = tuple(getattr(given.get("QueryWeights"), "shape", ()))
+        return int(shape[1]) if len(shape) == 2 else None
+
     def _size_of(self, X: DLArray) -> int:
         return X.shape[X._fmt.index("C")]
 
