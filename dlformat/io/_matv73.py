@@ -19,17 +19,20 @@ from .._errors import DLFormatError
 from ._scan import MAX_DEFLATE_RATIO, MAX_DEPTH
 from ._values import CLASS_OF_DTYPE, NUMERIC_CLASSES, StructArray, check_wanted, linear_index, object_error
 
-INSTALL = 'pip install "dlformat[hdf5]"'
+# dlformat is installed from its repository, not from a package registry: name the extra and
+# the README's command, never `pip install dlformat[...]`
+INSTALL = 'the dlformat[hdf5] extra; install it with pip install -e ".[hdf5]" from the dlformat repository'
 _PLAIN_CLASSES = set(NUMERIC_CLASSES) | {"logical", "char", "cell", "struct"}
 _MAX_ATTRIBUTE_FIELDS = 512
 
 
-def _h5py() -> Any:
+def _h5py(reading: Path | None = None) -> Any:
     try:
         import h5py
     except ImportError:
+        where = f"cannot read {reading}: " if reading is not None else ""
         raise DLFormatError(
-            f"MAT-file version 7.3 is HDF5, which needs the optional package h5py; install it with {INSTALL}"
+            f"{where}MAT-file version 7.3 is HDF5, which needs the optional package h5py, {INSTALL}"
         ) from None
     return h5py
 
@@ -235,7 +238,7 @@ def _chars(codes: np.ndarray) -> Any:
 
 
 def read(path: Path, variable_names: list[str] | None, size: int) -> dict[str, Any]:
-    h5py = _h5py()
+    h5py = _h5py(path)
     try:
         file = h5py.File(path, "r")
     except OSError as error:
@@ -250,7 +253,7 @@ def read(path: Path, variable_names: list[str] | None, size: int) -> dict[str, A
 
 def variables(path: Path) -> list[tuple[str, str, tuple[int, ...], bool]]:
     """``(name, MATLAB class, dims, is_object)`` of every top-level variable."""
-    h5py = _h5py()
+    h5py = _h5py(path)
     rows = []
     with h5py.File(path, "r") as file:
         for name in file.keys():
