@@ -57,7 +57,8 @@ def fixtures_folder() -> Path:
             return folder
     raise DLFormatError(
         f"cannot find dlformat's compat_fixtures folder (looked in {places[0]} and {places[1]}); "
-        "reinstall dlformat, or pass a format table file to dlformat check"
+        "reinstall dlformat from its repository (pip install -e .), or pass a format table file "
+        "to dlformat check"
     )
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 import secrets
 import sys
 from collections.abc import Sequence
@@ -57,10 +58,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     plot.add_argument("source", help='"sinusoid", "timing-signal" (tensor2tensor), or a .mat file')
     plot.add_argument("-o", "--output", required=True, help="the PNG file to write")
-    plot.add_argument("--dim", type=int, default=128, help="channels (default 128)")
-    plot.add_argument("--positions", type=int, default=100, help="positions (default 100)")
-    plot.add_argument("--layout", default="interleaved", help='sinusoid: "interleaved" or "halves"')
-    plot.add_argument("--base", type=float, default=10000.0, help="sinusoid: wavelength base (default 10000)")
+    plot.add_argument("--dim", type=int, help="channels (default 128)")
+    plot.add_argument("--positions", type=int, help="positions (default 100)")
+    plot.add_argument("--layout", help='sinusoid: "interleaved" (default) or "halves"')
+    plot.add_argument("--base", type=float, help="sinusoid: wavelength base (default 10000)")
     plot.add_argument("--var", help="the variable of a .mat file, e.g. posemb.Weights or Value{1}")
     plot.add_argument("--title", help="the plot's title")
     plot.set_defaults(run=_plot)
@@ -121,16 +122,48 @@ def _inspect(args: argparse.Namespace) -> int:
     return 0
 
 
+# what each option of `plot` applies to; an option given where it means nothing is refused
+_PLOT_OPTIONS = {
+    "dim": ("sinusoid", "timing-signal"),
+    "positions": ("sinusoid", "timing-signal"),
+    "layout": ("sinusoid",),
+    "base": ("sinusoid",),
+    "var": ("a .mat file",),
+}
+
+
+def _plot_options(args: argparse.Namespace) -> None:
+    """Refuse options that do not apply to the source, and sizes that make no table."""
+    from ._plot import SOURCES
+
+    source = args.source if args.source in SOURCES else "a .mat file"
+    for option, sources in _PLOT_OPTIONS.items():
+        if getattr(args, option) is not None and source not in sources:
+            raise DLFormatError(f"--{option} applies to {' and '.join(sources)} only, not to {args.source!r}")
+    for option in ("dim", "positions"):
+        value = getattr(args, option)
+        if value is not None and value < 1:
+            raise DLFormatError(f"--{option} must be a positive integer; got {value}")
+    if args.base is not None and not (math.isfinite(args.base) and args.base > 1):
+        raise DLFormatError(f"--base must be a finite number > 1; got {args.base}")
+
+
 def _plot(args: argparse.Namespace) -> int:
     from . import _plot as plotting
 
     try:
-        if args.source in ("sinusoid", "timing-signal"):
-            table = plotting.generated_table(args.source, args.dim, args.positions, args.layout, args.base)
-            title = (
-                args.title
-                or f"{args.source} ({args.layout if args.source == 'sinusoid' else 'tensor2tensor'})"
+        _plot_options(args)
+        if args.source in plotting.SOURCES:
+            layout = args.layout or "interleaved"
+            table = plotting.generated_table(
+                args.source,
+                128 if args.dim is None else args.dim,
+                100 if args.positions is None else args.positions,
+                layout,
+                10000.0 if args.base is None else args.base,
             )
+            kind = layout if args.source == "sinusoid" else "tensor2tensor"
+            title = args.title or f"{args.source} ({kind})"
         else:
             if not args.var:
                 raise DLFormatError("plotting a .mat file needs --var NAME (see dlformat inspect FILE)")

@@ -6,13 +6,17 @@ import json
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
 import dlformat
+from dlformat import DLFormatError
 from dlformat.cli import main
 
 from .test_format_table import SPEC_ROWS
+
+ROOT = Path(__file__).parents[1]
 
 
 def test_check_prints_one_ok_line_per_row_and_a_summary(capsys):
@@ -41,12 +45,25 @@ def test_check_exits_1_on_a_mismatch(tmp_path, capsys):
     assert out[-1] == "1 of 2 rows failed (seed 1)"
 
 
-def test_console_script_and_module_entry_points():
-    version = subprocess.run(["dlformat", "--version"], capture_output=True, text=True, check=True)
-    assert version.stdout.strip() == f"dlformat {dlformat.__version__}"
-    check = subprocess.run([sys.executable, "-m", "dlformat", "check"], capture_output=True, text=True)
+def test_module_entry_point():
+    check = subprocess.run(
+        [sys.executable, "-m", "dlformat", "check"], capture_output=True, text=True, cwd=ROOT
+    )
     assert check.returncode == 0, check.stderr
     assert check.stdout.splitlines()[-1].startswith("all 20 rows ok (seed ")
+
+
+def test_console_script():
+    # the script runs the installed dlformat; -I keeps this checkout off sys.path to find it
+    installed = subprocess.run(
+        [sys.executable, "-I", "-c", "import importlib.util as u; print(u.find_spec('dlformat').origin)"],
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
+    if not installed.startswith(str(ROOT)):
+        pytest.skip(f"the dlformat console script runs another copy of dlformat ({installed or 'none'})")
+    version = subprocess.run(["dlformat", "--version"], capture_output=True, text=True, check=True)
+    assert version.stdout.strip() == f"dlformat {dlformat.__version__}"
 
 
 def test_no_command_is_a_usage_error(capsys):
@@ -181,25 +198,120 @@ def test_plot_draws_a_mat_variable_by_its_inspect_path(tmp_path, capsys):
 @pytest.mark.parametrize(
     ("arguments", "message"),
     [
-        (["sinusoid", "--dim", "0"], r"dim must be a positive integer; got 0"),
+        (["sinusoid", "--dim", "0"], r"--dim must be a positive integer; got 0$"),
+        (["sinusoid", "--dim", "-4"], r"--dim must be a positive integer; got -4$"),
+        (["sinusoid", "--positions", "0"], r"--positions must be a positive integer; got 0$"),
+        (["timing-signal", "--positions", "-1"], r"--positions must be a positive integer; got -1$"),
+        (["sinusoid", "--base", "1"], r"--base must be a finite number > 1; got 1.0$"),
+        (["sinusoid", "--base", "-2"], r"--base must be a finite number > 1; got -2.0$"),
+        (["sinusoid", "--base", "inf"], r"--base must be a finite number > 1; got inf$"),
+        (
+            ["timing-signal", "--layout", "halves"],
+            r"--layout applies to sinusoid only, not to 'timing-signal'$",
+        ),
+        (["sinusoid", "--var", "x"], r"--var applies to a .mat file only, not to 'sinusoid'$"),
+        (
+            ["{mat}", "--var", "s.w", "--dim", "3"],
+            r"--dim applies to sinusoid and timing-signal only, not to '.*w.mat'$",
+        ),
         (["sinusoid", "--layout", "blocks"], r'layout must be one of "interleaved", "halves"'),
+        (["sinusoid", "--layout", "halves", "--dim", "3"], r'layout "halves" needs an even dim; got 3$'),
         (["{mat}"], r"plotting a .mat file needs --var NAME"),
-        (["{mat}", "--var", "s.missing"], r"has nothing at 's.missing'"),
-        (["{mat}", "--var", "s"], r"s must be a 2-D real numeric array to plot; got dict"),
+        (
+            ["{mat}", "--var", "s.missing"],
+            r"has nothing at 's.missing': the struct s has the fields w, big, empty, z$",
+        ),
+        (["{mat}", "--var", "s"], r"s must be a 2-D real numeric array to plot; got a 1×1 struct$"),
+        (
+            ["{mat}", "--var", "s.big"],
+            r"s.big must be a 2-D real numeric array to plot; got a 2×3×4 double array$",
+        ),
+        (
+            ["{mat}", "--var", "s.z"],
+            r"s.z must be a 2-D real numeric array to plot; got a 1×2 complex double array$",
+        ),
+        (["{mat}", "--var", "s.empty"], r"s.empty is empty \(0×3\); there is nothing to plot$"),
+        (["{mat}", "--var", "c{1}"], r"c\{1\} must be a 2-D real numeric array to plot; got a char row$"),
         (["{mat}", "--var", "s.w[1]"], r"cannot follow '\[1\]' in --var"),
+        (
+            ["{mat}", "--var", "c{0}"],
+            r"c\{0\} has index 0; MATLAB indices start at 1, so an index must be an integer >= 1$",
+        ),
+        (
+            ["{mat}", "--var", "c{-1}"],
+            r"c\{-1\} has index -1; MATLAB indices start at 1, so an index must be an integer >= 1$",
+        ),
+        (
+            ["{mat}", "--var", "c{3}"],
+            r"has nothing at 'c\{3\}': c has 2 element\(s\), so the index must lie in 1 .. 2$",
+        ),
+        (["{mat}", "--var", "a(0).w"], r"a\(0\) has index 0; MATLAB indices start at 1"),
+        (
+            ["{mat}", "--var", "a(3).w"],
+            r"has nothing at 'a\(3\)': a has 2 element\(s\), so the index must lie in 1 .. 2$",
+        ),
+        (
+            ["{mat}", "--var", "a.w"],
+            r"a is a struct array of 2 element\(s\), not a 1×1 struct, so a.w is not there$",
+        ),
+        (["{mat}", "--var", "c(2)"], r"c is a 1×2 cell; \(k\) indexes struct arrays here, \{k\} cells$"),
+        (["{mat}", "--var", "s{1}"], r"s is a 1×1 struct, not a cell, so \{\} cannot index it$"),
     ],
 )
-def test_plot_exits_1_with_a_reason(tmp_path, capsys, arguments, message):
+def test_plot_exits_1_with_a_one_line_reason(tmp_path, capsys, arguments, message):
     import numpy as np
 
     from dlformat.io import savemat
 
-    savemat(tmp_path / "w.mat", {"s": {"w": np.ones((2, 2))}})
+    cells = np.empty((1, 2), dtype=object)
+    cells[0, 0], cells[0, 1] = "x", np.ones((2, 2))
+    struct = {
+        "w": np.ones((2, 2)),
+        "big": np.ones((2, 3, 4)),
+        "empty": np.zeros((0, 3)),
+        "z": np.array([[1j, 2]]),
+    }
+    savemat(
+        tmp_path / "w.mat", {"s": struct, "c": cells, "a": [{"w": np.ones((2, 2))}, {"w": np.ones((3, 3))}]}
+    )
     arguments = [a.replace("{mat}", str(tmp_path / "w.mat")) for a in arguments]
     assert main(["plot", *arguments, "-o", str(tmp_path / "x.png")]) == 1
     captured = capsys.readouterr()
-    assert re.match(f"dlformat plot: .*{message}", captured.err) and "Traceback" not in captured.err
+    assert captured.out == ""
+    assert len(captured.err.splitlines()) == 1
+    assert re.match(f"dlformat plot: .*{message}", captured.err.strip())
     assert not (tmp_path / "x.png").exists()
+
+
+def test_plot_follows_matlabs_one_based_indices(tmp_path):
+    import numpy as np
+
+    from dlformat._plot import variable_table
+    from dlformat.io import savemat
+
+    cells = np.empty((2, 2), dtype=object)  # column-major: c{2} is row 2, column 1
+    for k, (i, j) in enumerate([(0, 0), (1, 0), (0, 1), (1, 1)], start=1):
+        cells[i, j] = np.full((2, 2), float(k))
+    savemat(tmp_path / "w.mat", {"c": cells, "a": [{"w": np.zeros((1, 2))}, {"w": np.ones((1, 3))}]})
+    for k in range(1, 5):
+        np.testing.assert_array_equal(
+            variable_table(tmp_path / "w.mat", f"c{{{k}}}"), np.full((2, 2), float(k))
+        )
+    np.testing.assert_array_equal(variable_table(tmp_path / "w.mat", "a(2).w"), np.ones((1, 3)))
+    with pytest.raises(DLFormatError, match=r"^c\{0\} has index 0; MATLAB indices start at 1"):
+        variable_table(tmp_path / "w.mat", "c{0}")
+
+
+def test_plot_draws_non_finite_values_and_always_writes_png(tmp_path, capsys):
+    import numpy as np
+
+    from dlformat.io import savemat
+
+    savemat(tmp_path / "w.mat", {"w": np.array([[np.nan, np.inf], [-np.inf, 1.0]])})
+    output = tmp_path / "table.dat"
+    assert main(["plot", str(tmp_path / "w.mat"), "--var", "w", "-o", str(output)]) == 0
+    assert output.read_bytes().startswith(PNG_MAGIC)
+    assert capsys.readouterr().out.strip() == f"wrote {output} (2 channels × 2 positions)"
 
 
 def test_plot_without_matplotlib_names_the_extra(tmp_path, capsys, monkeypatch):
@@ -207,4 +319,7 @@ def test_plot_without_matplotlib_names_the_extra(tmp_path, capsys, monkeypatch):
 
     monkeypatch.setitem(sys.modules, "matplotlib", None)
     assert main(["plot", "sinusoid", "-o", str(tmp_path / "x.png")]) == 1
-    assert 'needs matplotlib; install it with pip install "dlformat[plot]"' in capsys.readouterr().err
+    assert capsys.readouterr().err == (
+        "dlformat plot: drawing needs the optional package matplotlib, the dlformat[plot] extra; install it with "
+        'pip install -e ".[plot]" from the dlformat repository\n'
+    )

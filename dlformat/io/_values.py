@@ -154,6 +154,20 @@ def linear_index(index: tuple[int, ...], shape: tuple[int, ...]) -> int:
     return int(np.ravel_multi_index(index, shape, order="F")) + 1
 
 
+def position_of(index: str, path: str) -> int:
+    """The 0-based position a MATLAB index written in a path names (``"2"`` in ``c{2}`` is 1).
+
+    MATLAB's indices start at 1; 0 and negative numbers are refused here, where Python would
+    quietly count them from the end.
+    """
+    number = int(index)
+    if number < 1:
+        raise DLFormatError(
+            f"{path} has index {number}; MATLAB indices start at 1, so an index must be an integer >= 1"
+        )
+    return number - 1
+
+
 def check_wanted(path: object, wanted: list[str], names: list[str]) -> None:
     """Refuse variable names the file lacks, listing what it holds."""
     missing = [name for name in wanted if name not in names]
