@@ -92,7 +92,7 @@ def _table(header: tuple[str, ...], rows: list[tuple[str, ...]]) -> None:
 
 
 def _inspect(args: argparse.Namespace) -> int:
-    from .io import _learnables, loadmat, whos
+    from .io import _learnables, whos
 
     try:
         entries = whos(args.file)
@@ -100,26 +100,35 @@ def _inspect(args: argparse.Namespace) -> int:
         is_learnables = all(
             any(name.startswith(column + "{") for name in names) for column in _learnables.COLUMNS
         )
-        learnables = (
-            _learnables._rows(args.file, loadmat(args.file, _learnables.COLUMNS)) if is_learnables else []
-        )
+        learnables = _learnables.listing(args.file, entries) if is_learnables else []
     except DLFormatError as error:
         print(f"dlformat inspect: {error}", file=sys.stderr)
         return 1
-    rows = [(e.path, e.matlab_class, matlab_size(e.shape), e.dtype, str(e.nbytes)) for e in entries]
+    rows = [
+        (
+            e.path,
+            e.matlab_class,
+            _size(e.shape),
+            e.dtype or "-",
+            "-" if e.matlab_class.endswith("(object)") else str(e.nbytes),
+        )
+        for e in entries
+    ]
     _table(("variable", "class", "size", "dtype", "bytes"), rows)
     print(f"{len(entries)} entries, {sum(e.nbytes for e in entries)} bytes of data")
     if learnables:
         print()
         _table(
             ("layer", "parameter", "size", "dtype"),
-            [
-                (layer, parameter, matlab_size(value.shape), str(value.dtype))
-                for layer, parameter, value in learnables
-            ],
+            [(layer, parameter, _size(value.shape), value.dtype) for layer, parameter, value in learnables],
         )
         print(f"learnables: {len(learnables)} rows")
     return 0
+
+
+def _size(shape: tuple[int, ...] | None) -> str:
+    """MATLAB's ``3×4``, or ``?`` where the file's headers cannot tell (some MATLAB objects)."""
+    return "?" if shape is None else matlab_size(shape)
 
 
 # what each option of `plot` applies to; an option given where it means nothing is refused

@@ -112,10 +112,55 @@ def test_inspect_lists_the_rows_of_a_learnables_file(tmp_path, capsys):
     assert out[-1] == "learnables: 2 rows"
 
 
-def test_inspect_lists_matlab_objects_by_class(corpus, capsys):
-    assert main(["inspect", str(corpus / "testmatlabstring_7_WIN64.mat")]) == 0
+@pytest.mark.parametrize(
+    ("name", "line"),
+    [
+        # a string array's size lives inside the object: unknown, never the 6×1 of its reference
+        ("testmatlabstring_7_WIN64.mat", "matstring1 string (object) ? - -"),
+        ("matio_test_tables_v73.mat", "table_numeric table (object) ? - -"),
+        ("matio_test_user_defined_v7.mat", "obj_array TestClasses.BasicClass (object) 2×2 - -"),
+        ("matio_test_user_defined_v73.mat", "obj_array TestClasses.BasicClass (object) 2×2 - -"),
+    ],
+)
+def test_inspect_lists_matlab_objects_by_class_and_true_size(corpus, capsys, name, line):
+    assert main(["inspect", str(corpus / name)]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert lines[1].split() == ["matstring1", "string", "(object)", "1×1", "0"]
+    assert line.split() in [row.split() for row in lines]
+
+
+@pytest.mark.parametrize("version", ["7", "7.3"])
+def test_inspect_of_a_learnables_file_reads_no_value(tmp_path, capsys, monkeypatch, version):
+    import torch
+
+    import dlformat as dlf
+    from dlformat.io import _matv5, _matv73, save_learnables
+
+    save_learnables(
+        torch.nn.Sequential(dlf.positionEmbeddingLayer(64, 128, Name="p")), tmp_path / "l.mat", version
+    )
+    read_v7 = _matv5.read
+
+    def names_only(path, names):
+        assert "Value" not in names, "inspect read the Value cells"
+        return read_v7(path, names)
+
+    monkeypatch.setattr(_matv5, "read", names_only)
+    monkeypatch.setattr(_matv73._Reader, "read", _no_numeric_read(_matv73._Reader.read))
+    assert main(["inspect", str(tmp_path / "l.mat")]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[-2].split() == ["p", "Weights", "64×128", "float32"]
+    assert ["Value{1}", "single", "64×128", "float32", "32768"] in [line.split() for line in out]
+
+
+def _no_numeric_read(read):
+    """Reader.read that refuses float data (learnables values), allowing references and char codes."""
+
+    def guarded(self, dataset, path):
+        if dataset.dtype.kind == "f":
+            raise AssertionError(f"inspect read the values of {path}")
+        return read(self, dataset, path)
+
+    return guarded
 
 
 BROKEN_MAT = b"MATLAB 5.0".ljust(124, b" ") + b"\x00\x01IM" + b"\x0e\x00\x00\x00\xff\xff\xff\x7f"
