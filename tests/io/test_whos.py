@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import tracemalloc
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -71,6 +72,19 @@ def assert_whos_matches_loadmat(path):
 @pytest.mark.parametrize("name", PLAIN_FILES)
 def test_whos_of_matlab_files_gives_what_loadmat_loads(corpus, name):
     assert_whos_matches_loadmat(corpus / name)
+
+
+@pytest.mark.parametrize("name", ["learnables_v6.mat", "learnables_v7.mat", "weights_v4.mat"])
+def test_whos_of_octave_files_gives_what_loadmat_loads(name):
+    assert_whos_matches_loadmat(Path(__file__).parents[1] / "fixtures" / "octave" / name)
+
+
+def test_whos_of_a_version_4_file_gives_what_loadmat_loads(tmp_path):
+    sparse = scipy.sparse.csc_matrix(np.array([[0, 2.5, 0], [1, 0, 0], [0, 0, 0], [0, 0, 4]]))
+    variables = {"d": np.arange(6.0).reshape(2, 3), "z": np.array([[1 + 1j, 2]]), "t": "text", "sp": sparse}
+    scipy.io.savemat(tmp_path / "v4.mat", variables, format="4")
+    assert_whos_matches_loadmat(tmp_path / "v4.mat")
+    assert Entry("sp", "double sparse", (4, 3), "float64", 3 * 12 + 4 * 4) in whos(tmp_path / "v4.mat")
 
 
 def every_form() -> dict:
