@@ -390,13 +390,13 @@ class _Lister(_Reader):
 
     def object_dims(self, dataset: Any) -> tuple[int, ...] | None:
         """An MCOS object's size from its reference's opening words (see ``_scan.reference_dims``)."""
-        shape = dataset.get_space().shape or ()
+        shape: tuple[int, ...] = tuple(dataset.get_space().shape or ())
         if len(shape) != 2 or min(shape) != 1 or dataset.dtype != np.uint32:
             return None
         along = int(shape[1] > shape[0])
 
         def words(count: int) -> list[int]:
-            selection = [0, 0]
+            selection: list[int | slice] = [0, 0]
             selection[along] = slice(0, min(count, shape[along]))
             values = self.h5py.Dataset(dataset)[tuple(selection)]
             return [int(word) for word in np.asarray(values).ravel()]
@@ -487,10 +487,10 @@ class _Writer:
             if not value.size:
                 self.empty(parent, name, "cell", value.shape)
                 return
-            references = np.empty(value.shape, dtype=self.h5py.ref_dtype)
+            cell_references = np.empty(value.shape, dtype=self.h5py.ref_dtype)
             for index in np.ndindex(value.shape):
-                references[index] = self.reference(value[index])
-            self.dataset(parent, name, references, "cell")
+                cell_references[index] = self.reference(value[index])
+            self.dataset(parent, name, cell_references, "cell")
         elif value.dtype.kind == "U":
             width = max((len(row) for row in value.ravel()), default=0)
             codes = np.array([[ord(c) for c in row.ljust(width)] for row in value.ravel()], dtype=np.uint16)

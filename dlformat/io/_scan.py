@@ -485,7 +485,7 @@ def scan(file: BinaryIO, size: int, listing: list[Entry] | None = None) -> tuple
         return 4, _scan_v4(file, size, listing)
     order = "<" if head[126:128] == b"IM" else ">"
     walker = _Walker(order, listing is not None)
-    variables = []
+    variables: list[Variable] = []
     file.seek(128)
     source = _FileSource(file, size - 128)
     subsystem = struct.unpack(order + "Q", head[116:124])[0]
@@ -503,7 +503,7 @@ def scan(file: BinaryIO, size: int, listing: list[Entry] | None = None) -> tuple
                 )
             inner_source = _ZlibSource(file, nbytes)
             data_offset, inflatable = file.tell(), inner_source.remaining
-            walker.position = lambda source=inner_source, total=inflatable: total - source.remaining
+            walker.position = _inflated_position(inner_source, inflatable)
             inner_kind, inner_bytes, _ = walker.tag(inner_source, what)
             if inner_kind != MI_MATRIX:
                 raise DLFormatError(f"{what} is not a matrix (data type {inner_kind})")
@@ -536,6 +536,11 @@ def scan(file: BinaryIO, size: int, listing: list[Entry] | None = None) -> tuple
     return 5, variables
 
 
+def _inflated_position(source: _ZlibSource, total: int) -> Callable[[], int]:
+    """How far into its inflated stream ``source`` has read."""
+    return lambda: total - source.remaining
+
+
 def _with_direct(variable: Variable, walker: _Walker, offset: int, compressed: int | None) -> Variable:
     """``variable`` with the plan for reading its values straight into an array."""
     values_at, kind = walker.values_at  # type: ignore[misc]
@@ -559,7 +564,7 @@ _V4_SIZES = {0: 8, 1: 4, 2: 4, 3: 2, 4: 2, 5: 1}
 
 def _scan_v4(file: BinaryIO, size: int, listing: list[Entry] | None = None) -> list[Variable]:
     file.seek(0)
-    variables = []
+    variables: list[Variable] = []
     position = 0
     while position < size:
         what = f"variable {len(variables) + 1}"
