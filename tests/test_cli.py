@@ -1,4 +1,4 @@
-"""The dlformat command line: check, --version, python -m dlformat."""
+"""The dlformat command line: check, inspect, plot, --version, python -m dlformat."""
 
 from __future__ import annotations
 
@@ -14,9 +14,25 @@ import dlformat
 from dlformat import DLFormatError
 from dlformat.cli import main
 
-from .test_format_table import SPEC_ROWS
-
 ROOT = Path(__file__).parents[1]
+
+
+def documented_format_rows() -> dict[str, tuple[str, str]]:
+    """docs/formats.md's table of supported formats, input -> (position, output), left column first."""
+    text = (ROOT / "docs" / "formats.md").read_text(encoding="utf-8")
+    section = text[text.index("## Supported formats of `positionEmbeddingLayer`") :]
+    columns: tuple[dict, dict] = ({}, {})
+    for line in section.splitlines():
+        cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+        if len(cells) != 7 or cells[0] == "input" or set(cells[0]) == {"-"}:
+            continue
+        for column, (fmt, position, output) in zip(columns, (cells[0:3], cells[4:7]), strict=True):
+            if fmt:
+                column[fmt] = (position, output)
+    return columns[0] | columns[1]
+
+
+DOCUMENTED_ROWS = documented_format_rows()
 
 
 def test_check_prints_one_ok_line_per_row_and_a_summary(capsys):
@@ -24,10 +40,11 @@ def test_check_prints_one_ok_line_per_row_and_a_summary(capsys):
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].split() == ["input", "position", "expected", "got", "result"]
     rows = lines[1:-1]
-    assert [line.split()[0] for line in rows] == list(SPEC_ROWS)
+    assert len(DOCUMENTED_ROWS) == 20
+    assert [line.split()[0] for line in rows] == list(DOCUMENTED_ROWS)
     for line in rows:
         fmt, position, expected, got, result = line.split()
-        assert (position, expected) == SPEC_ROWS[fmt] and got == expected and result == "ok"
+        assert (position, expected) == DOCUMENTED_ROWS[fmt] and got == expected and result == "ok"
     assert lines[-1] == "all 20 rows ok (seed 5)"
 
 
