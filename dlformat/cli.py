@@ -7,6 +7,7 @@ import math
 import secrets
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 import numpy as np
 
@@ -174,6 +175,10 @@ def _plot(args: argparse.Namespace) -> int:
             kind = layout if args.source == "sinusoid" else "tensor2tensor"
             title = args.title or f"{args.source} ({kind})"
         else:
+            if not Path(args.source).exists():
+                raise DLFormatError(
+                    f'{args.source!r} is neither "sinusoid", "timing-signal" nor an existing .mat file'
+                )
             if not args.var:
                 raise DLFormatError("plotting a .mat file needs --var NAME (see dlformat inspect FILE)")
             table = plotting.variable_table(args.source, args.var)

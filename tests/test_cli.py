@@ -280,6 +280,10 @@ def test_plot_draws_a_mat_variable_by_its_inspect_path(tmp_path, capsys):
         (["sinusoid", "--layout", "halves", "--dim", "3"], r'layout "halves" needs an even dim; got 3$'),
         (["{mat}"], r"plotting a .mat file needs --var NAME"),
         (
+            ["sinusiod", "--var", "w"],
+            r"'sinusiod' is neither \"sinusoid\", \"timing-signal\" nor an existing .mat file$",
+        ),
+        (
             ["{mat}", "--var", "s.missing"],
             r"has nothing at 's.missing': the struct s has the fields w, big, empty, z$",
         ),
