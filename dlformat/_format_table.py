@@ -41,9 +41,30 @@ class RowResult:
         return not self.problem
 
 
+def fixtures_folder() -> Path:
+    """The folder of MATLAB compatibility fixtures: ``compat_fixtures/``.
+
+    It lives at the repository root, and the wheel ships it inside the package as
+    ``dlformat/compat_fixtures/``. So an installed dlformat finds it in its package, and a
+    source checkout (``python -m dlformat`` run from the repository, nothing installed)
+    beside its package. It is never imported as a module: in a source checkout there is no
+    ``dlformat.compat_fixtures`` package to import.
+    """
+    package = Path(str(resources.files("dlformat")))
+    places = (package / "compat_fixtures", package.parent / "compat_fixtures")
+    for folder in places:
+        if (folder / "format_table.json").is_file():
+            return folder
+    raise DLFormatError(
+        f"cannot find dlformat's compat_fixtures folder (looked in {places[0]} and {places[1]}); "
+        "reinstall dlformat from its repository (pip install -e .), or pass a format table file "
+        "to dlformat check"
+    )
+
+
 def packaged_table() -> Path:
-    """The format table shipped inside the package (``compat_fixtures/format_table.json``)."""
-    return Path(str(resources.files("dlformat.compat_fixtures").joinpath("format_table.json")))
+    """The format table that ships with dlformat (``compat_fixtures/format_table.json``)."""
+    return fixtures_folder() / "format_table.json"
 
 
 def load_format_table(path: str | Path | None = None) -> list[FormatRow]:

@@ -42,11 +42,13 @@ def _real_scalar(value: object) -> float | int | None:
     if isinstance(value, torch.Tensor):
         if value.ndim != 0 or value.dtype == torch.bool or value.dtype.is_complex:
             return None
-        return value.item()
+        number: float | int = value.item()  # real, as checked above
+        return number
     if isinstance(value, np.ndarray):
         if value.ndim != 0 or value.dtype.kind not in "iuf":
             return None
-        return value.item()
+        item: float | int = value.item()  # real, as checked above
+        return item
     if isinstance(value, numbers.Integral):
         return int(value)
     if isinstance(value, numbers.Real):

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import math
 import secrets
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 import numpy as np
 
@@ -57,10 +59,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     plot.add_argument("source", help='"sinusoid", "timing-signal" (tensor2tensor), or a .mat file')
     plot.add_argument("-o", "--output", required=True, help="the PNG file to write")
-    plot.add_argument("--dim", type=int, default=128, help="channels (default 128)")
-    plot.add_argument("--positions", type=int, default=100, help="positions (default 100)")
-    plot.add_argument("--layout", default="interleaved", help='sinusoid: "interleaved" or "halves"')
-    plot.add_argument("--base", type=float, default=10000.0, help="sinusoid: wavelength base (default 10000)")
+    plot.add_argument("--dim", type=int, help="channels (default 128)")
+    plot.add_argument("--positions", type=int, help="positions (default 100)")
+    plot.add_argument("--layout", help='sinusoid: "interleaved" (default) or "halves"')
+    plot.add_argument("--base", type=float, help="sinusoid: wavelength base (default 10000)")
     plot.add_argument("--var", help="the variable of a .mat file, e.g. posemb.Weights or Value{1}")
     plot.add_argument("--title", help="the plot's title")
     plot.set_defaults(run=_plot)
@@ -84,14 +86,14 @@ def _check(args: argparse.Namespace) -> int:
     return 1 if failed else 0
 
 
-def _table(header: tuple[str, ...], rows: list[tuple[str, ...]]) -> None:
+def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> None:
     widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header))]
     for row in [header, *rows]:
         print("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip())
 
 
 def _inspect(args: argparse.Namespace) -> int:
-    from .io import _learnables, loadmat, whos
+    from .io import _learnables, whos
 
     try:
         entries = whos(args.file)
@@ -99,39 +101,84 @@ def _inspect(args: argparse.Namespace) -> int:
         is_learnables = all(
             any(name.startswith(column + "{") for name in names) for column in _learnables.COLUMNS
         )
-        learnables = (
-            _learnables._rows(args.file, loadmat(args.file, _learnables.COLUMNS)) if is_learnables else []
-        )
+        learnables = _learnables.listing(args.file, entries) if is_learnables else []
     except DLFormatError as error:
         print(f"dlformat inspect: {error}", file=sys.stderr)
         return 1
-    rows = [(e.path, e.matlab_class, matlab_size(e.shape), e.dtype, str(e.nbytes)) for e in entries]
+    rows = [
+        (
+            e.path,
+            e.matlab_class,
+            _size(e.shape),
+            e.dtype or "-",
+            "-" if e.matlab_class.endswith("(object)") else str(e.nbytes),
+        )
+        for e in entries
+    ]
     _table(("variable", "class", "size", "dtype", "bytes"), rows)
     print(f"{len(entries)} entries, {sum(e.nbytes for e in entries)} bytes of data")
     if learnables:
         print()
         _table(
             ("layer", "parameter", "size", "dtype"),
-            [
-                (layer, parameter, matlab_size(value.shape), str(value.dtype))
-                for layer, parameter, value in learnables
-            ],
+            [(layer, parameter, _size(value.shape), value.dtype) for layer, parameter, value in learnables],
         )
         print(f"learnables: {len(learnables)} rows")
     return 0
+
+
+def _size(shape: tuple[int, ...] | None) -> str:
+    """MATLAB's ``3×4``, or ``?`` where the file's headers cannot tell (some MATLAB objects)."""
+    return "?" if shape is None else matlab_size(shape)
+
+
+# what each option of `plot` applies to; an option given where it means nothing is refused
+_PLOT_OPTIONS = {
+    "dim": ("sinusoid", "timing-signal"),
+    "positions": ("sinusoid", "timing-signal"),
+    "layout": ("sinusoid",),
+    "base": ("sinusoid",),
+    "var": ("a .mat file",),
+}
+
+
+def _plot_options(args: argparse.Namespace) -> None:
+    """Refuse options that do not apply to the source, and sizes that make no table."""
+    from ._plot import SOURCES
+
+    source = args.source if args.source in SOURCES else "a .mat file"
+    for option, sources in _PLOT_OPTIONS.items():
+        if getattr(args, option) is not None and source not in sources:
+            raise DLFormatError(f"--{option} applies to {' and '.join(sources)} only, not to {args.source!r}")
+    for option in ("dim", "positions"):
+        value = getattr(args, option)
+        if value is not None and value < 1:
+            raise DLFormatError(f"--{option} must be a positive integer; got {value}")
+    if args.base is not None and not (math.isfinite(args.base) and args.base > 1):
+        raise DLFormatError(f"--base must be a finite number > 1; got {args.base}")
 
 
 def _plot(args: argparse.Namespace) -> int:
     from . import _plot as plotting
 
     try:
-        if args.source in ("sinusoid", "timing-signal"):
-            table = plotting.generated_table(args.source, args.dim, args.positions, args.layout, args.base)
-            title = (
-                args.title
-                or f"{args.source} ({args.layout if args.source == 'sinusoid' else 'tensor2tensor'})"
+        _plot_options(args)
+        if args.source in plotting.SOURCES:
+            layout = args.layout or "interleaved"
+            table = plotting.generated_table(
+                args.source,
+                128 if args.dim is None else args.dim,
+                100 if args.positions is None else args.positions,
+                layout,
+                10000.0 if args.base is None else args.base,
             )
+            kind = layout if args.source == "sinusoid" else "tensor2tensor"
+            title = args.title or f"{args.source} ({kind})"
         else:
+            if not Path(args.source).exists():
+                raise DLFormatError(
+                    f'{args.source!r} is neither "sinusoid", "timing-signal" nor an existing .mat file'
+                )
             if not args.var:
                 raise DLFormatError("plotting a .mat file needs --var NAME (see dlformat inspect FILE)")
             table = plotting.variable_table(args.source, args.var)

@@ -1,4 +1,4 @@
-"""The dlformat command line: check, --version, python -m dlformat."""
+"""The dlformat command line: check, inspect, plot, --version, python -m dlformat."""
 
 from __future__ import annotations
 
@@ -6,13 +6,33 @@ import json
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
 import dlformat
+from dlformat import DLFormatError
 from dlformat.cli import main
 
-from .test_format_table import SPEC_ROWS
+ROOT = Path(__file__).parents[1]
+
+
+def documented_format_rows() -> dict[str, tuple[str, str]]:
+    """docs/formats.md's table of supported formats, input -> (position, output), left column first."""
+    text = (ROOT / "docs" / "formats.md").read_text(encoding="utf-8")
+    section = text[text.index("## Supported formats of `positionEmbeddingLayer`") :]
+    columns: tuple[dict, dict] = ({}, {})
+    for line in section.splitlines():
+        cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+        if len(cells) != 7 or cells[0] == "input" or set(cells[0]) == {"-"}:
+            continue
+        for column, (fmt, position, output) in zip(columns, (cells[0:3], cells[4:7]), strict=True):
+            if fmt:
+                column[fmt] = (position, output)
+    return columns[0] | columns[1]
+
+
+DOCUMENTED_ROWS = documented_format_rows()
 
 
 def test_check_prints_one_ok_line_per_row_and_a_summary(capsys):
@@ -20,10 +40,11 @@ def test_check_prints_one_ok_line_per_row_and_a_summary(capsys):
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].split() == ["input", "position", "expected", "got", "result"]
     rows = lines[1:-1]
-    assert [line.split()[0] for line in rows] == list(SPEC_ROWS)
+    assert len(DOCUMENTED_ROWS) == 20
+    assert [line.split()[0] for line in rows] == list(DOCUMENTED_ROWS)
     for line in rows:
         fmt, position, expected, got, result = line.split()
-        assert (position, expected) == SPEC_ROWS[fmt] and got == expected and result == "ok"
+        assert (position, expected) == DOCUMENTED_ROWS[fmt] and got == expected and result == "ok"
     assert lines[-1] == "all 20 rows ok (seed 5)"
 
 
@@ -41,12 +62,25 @@ def test_check_exits_1_on_a_mismatch(tmp_path, capsys):
     assert out[-1] == "1 of 2 rows failed (seed 1)"
 
 
-def test_console_script_and_module_entry_points():
-    version = subprocess.run(["dlformat", "--version"], capture_output=True, text=True, check=True)
-    assert version.stdout.strip() == f"dlformat {dlformat.__version__}"
-    check = subprocess.run([sys.executable, "-m", "dlformat", "check"], capture_output=True, text=True)
+def test_module_entry_point():
+    check = subprocess.run(
+        [sys.executable, "-m", "dlformat", "check"], capture_output=True, text=True, cwd=ROOT
+    )
     assert check.returncode == 0, check.stderr
     assert check.stdout.splitlines()[-1].startswith("all 20 rows ok (seed ")
+
+
+def test_console_script():
+    # the script runs the installed dlformat; -I keeps this checkout off sys.path to find it
+    installed = subprocess.run(
+        [sys.executable, "-I", "-c", "import importlib.util as u; print(u.find_spec('dlformat').origin)"],
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
+    if not installed.startswith(str(ROOT)):
+        pytest.skip(f"the dlformat console script runs another copy of dlformat ({installed or 'none'})")
+    version = subprocess.run(["dlformat", "--version"], capture_output=True, text=True, check=True)
+    assert version.stdout.strip() == f"dlformat {dlformat.__version__}"
 
 
 def test_no_command_is_a_usage_error(capsys):
@@ -95,10 +129,55 @@ def test_inspect_lists_the_rows_of_a_learnables_file(tmp_path, capsys):
     assert out[-1] == "learnables: 2 rows"
 
 
-def test_inspect_lists_matlab_objects_by_class(corpus, capsys):
-    assert main(["inspect", str(corpus / "testmatlabstring_7_WIN64.mat")]) == 0
+@pytest.mark.parametrize(
+    ("name", "line"),
+    [
+        # a string array's size lives inside the object: unknown, never the 6×1 of its reference
+        ("testmatlabstring_7_WIN64.mat", "matstring1 string (object) ? - -"),
+        ("matio_test_tables_v73.mat", "table_numeric table (object) ? - -"),
+        ("matio_test_user_defined_v7.mat", "obj_array TestClasses.BasicClass (object) 2×2 - -"),
+        ("matio_test_user_defined_v73.mat", "obj_array TestClasses.BasicClass (object) 2×2 - -"),
+    ],
+)
+def test_inspect_lists_matlab_objects_by_class_and_true_size(corpus, capsys, name, line):
+    assert main(["inspect", str(corpus / name)]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert lines[1].split() == ["matstring1", "string", "(object)", "1×1", "0"]
+    assert line.split() in [row.split() for row in lines]
+
+
+@pytest.mark.parametrize("version", ["7", "7.3"])
+def test_inspect_of_a_learnables_file_reads_no_value(tmp_path, capsys, monkeypatch, version):
+    import torch
+
+    import dlformat as dlf
+    from dlformat.io import _matv5, _matv73, save_learnables
+
+    save_learnables(
+        torch.nn.Sequential(dlf.positionEmbeddingLayer(64, 128, Name="p")), tmp_path / "l.mat", version
+    )
+    read_v7 = _matv5.read
+
+    def names_only(path, names):
+        assert "Value" not in names, "inspect read the Value cells"
+        return read_v7(path, names)
+
+    monkeypatch.setattr(_matv5, "read", names_only)
+    monkeypatch.setattr(_matv73._Reader, "read", _no_numeric_read(_matv73._Reader.read))
+    assert main(["inspect", str(tmp_path / "l.mat")]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[-2].split() == ["p", "Weights", "64×128", "float32"]
+    assert ["Value{1}", "single", "64×128", "float32", "32768"] in [line.split() for line in out]
+
+
+def _no_numeric_read(read):
+    """Reader.read that refuses float data (learnables values), allowing references and char codes."""
+
+    def guarded(self, dataset, path):
+        if dataset.dtype.kind == "f":
+            raise AssertionError(f"inspect read the values of {path}")
+        return read(self, dataset, path)
+
+    return guarded
 
 
 BROKEN_MAT = b"MATLAB 5.0".ljust(124, b" ") + b"\x00\x01IM" + b"\x0e\x00\x00\x00\xff\xff\xff\x7f"
@@ -181,25 +260,124 @@ def test_plot_draws_a_mat_variable_by_its_inspect_path(tmp_path, capsys):
 @pytest.mark.parametrize(
     ("arguments", "message"),
     [
-        (["sinusoid", "--dim", "0"], r"dim must be a positive integer; got 0"),
+        (["sinusoid", "--dim", "0"], r"--dim must be a positive integer; got 0$"),
+        (["sinusoid", "--dim", "-4"], r"--dim must be a positive integer; got -4$"),
+        (["sinusoid", "--positions", "0"], r"--positions must be a positive integer; got 0$"),
+        (["timing-signal", "--positions", "-1"], r"--positions must be a positive integer; got -1$"),
+        (["sinusoid", "--base", "1"], r"--base must be a finite number > 1; got 1.0$"),
+        (["sinusoid", "--base", "-2"], r"--base must be a finite number > 1; got -2.0$"),
+        (["sinusoid", "--base", "inf"], r"--base must be a finite number > 1; got inf$"),
+        (
+            ["timing-signal", "--layout", "halves"],
+            r"--layout applies to sinusoid only, not to 'timing-signal'$",
+        ),
+        (["sinusoid", "--var", "x"], r"--var applies to a .mat file only, not to 'sinusoid'$"),
+        (
+            ["{mat}", "--var", "s.w", "--dim", "3"],
+            r"--dim applies to sinusoid and timing-signal only, not to '.*w.mat'$",
+        ),
         (["sinusoid", "--layout", "blocks"], r'layout must be one of "interleaved", "halves"'),
+        (["sinusoid", "--layout", "halves", "--dim", "3"], r'layout "halves" needs an even dim; got 3$'),
         (["{mat}"], r"plotting a .mat file needs --var NAME"),
-        (["{mat}", "--var", "s.missing"], r"has nothing at 's.missing'"),
-        (["{mat}", "--var", "s"], r"s must be a 2-D real numeric array to plot; got dict"),
+        (
+            ["sinusiod", "--var", "w"],
+            r"'sinusiod' is neither \"sinusoid\", \"timing-signal\" nor an existing .mat file$",
+        ),
+        (
+            ["{mat}", "--var", "s.missing"],
+            r"has nothing at 's.missing': the struct s has the fields w, big, empty, z$",
+        ),
+        (["{mat}", "--var", "s"], r"s must be a 2-D real numeric array to plot; got a 1×1 struct$"),
+        (
+            ["{mat}", "--var", "s.big"],
+            r"s.big must be a 2-D real numeric array to plot; got a 2×3×4 double array$",
+        ),
+        (
+            ["{mat}", "--var", "s.z"],
+            r"s.z must be a 2-D real numeric array to plot; got a 1×2 complex double array$",
+        ),
+        (["{mat}", "--var", "s.empty"], r"s.empty is empty \(0×3\); there is nothing to plot$"),
+        (["{mat}", "--var", "c{1}"], r"c\{1\} must be a 2-D real numeric array to plot; got a char row$"),
         (["{mat}", "--var", "s.w[1]"], r"cannot follow '\[1\]' in --var"),
+        (
+            ["{mat}", "--var", "c{0}"],
+            r"c\{0\} has index 0; MATLAB indices start at 1, so an index must be an integer >= 1$",
+        ),
+        (
+            ["{mat}", "--var", "c{-1}"],
+            r"c\{-1\} has index -1; MATLAB indices start at 1, so an index must be an integer >= 1$",
+        ),
+        (
+            ["{mat}", "--var", "c{3}"],
+            r"has nothing at 'c\{3\}': c has 2 element\(s\), so the index must lie in 1 .. 2$",
+        ),
+        (["{mat}", "--var", "a(0).w"], r"a\(0\) has index 0; MATLAB indices start at 1"),
+        (
+            ["{mat}", "--var", "a(3).w"],
+            r"has nothing at 'a\(3\)': a has 2 element\(s\), so the index must lie in 1 .. 2$",
+        ),
+        (
+            ["{mat}", "--var", "a.w"],
+            r"a is a struct array of 2 element\(s\), not a 1×1 struct, so a.w is not there$",
+        ),
+        (["{mat}", "--var", "c(2)"], r"c is a 1×2 cell; \(k\) indexes struct arrays here, \{k\} cells$"),
+        (["{mat}", "--var", "s{1}"], r"s is a 1×1 struct, not a cell, so \{\} cannot index it$"),
     ],
 )
-def test_plot_exits_1_with_a_reason(tmp_path, capsys, arguments, message):
+def test_plot_exits_1_with_a_one_line_reason(tmp_path, capsys, arguments, message):
     import numpy as np
 
     from dlformat.io import savemat
 
-    savemat(tmp_path / "w.mat", {"s": {"w": np.ones((2, 2))}})
+    cells = np.empty((1, 2), dtype=object)
+    cells[0, 0], cells[0, 1] = "x", np.ones((2, 2))
+    struct = {
+        "w": np.ones((2, 2)),
+        "big": np.ones((2, 3, 4)),
+        "empty": np.zeros((0, 3)),
+        "z": np.array([[1j, 2]]),
+    }
+    savemat(
+        tmp_path / "w.mat", {"s": struct, "c": cells, "a": [{"w": np.ones((2, 2))}, {"w": np.ones((3, 3))}]}
+    )
     arguments = [a.replace("{mat}", str(tmp_path / "w.mat")) for a in arguments]
     assert main(["plot", *arguments, "-o", str(tmp_path / "x.png")]) == 1
     captured = capsys.readouterr()
-    assert re.match(f"dlformat plot: .*{message}", captured.err) and "Traceback" not in captured.err
+    assert captured.out == ""
+    assert len(captured.err.splitlines()) == 1
+    assert re.match(f"dlformat plot: .*{message}", captured.err.strip())
     assert not (tmp_path / "x.png").exists()
+
+
+def test_plot_follows_matlabs_one_based_indices(tmp_path):
+    import numpy as np
+
+    from dlformat._plot import variable_table
+    from dlformat.io import savemat
+
+    cells = np.empty((2, 2), dtype=object)  # column-major: c{2} is row 2, column 1
+    for k, (i, j) in enumerate([(0, 0), (1, 0), (0, 1), (1, 1)], start=1):
+        cells[i, j] = np.full((2, 2), float(k))
+    savemat(tmp_path / "w.mat", {"c": cells, "a": [{"w": np.zeros((1, 2))}, {"w": np.ones((1, 3))}]})
+    for k in range(1, 5):
+        np.testing.assert_array_equal(
+            variable_table(tmp_path / "w.mat", f"c{{{k}}}"), np.full((2, 2), float(k))
+        )
+    np.testing.assert_array_equal(variable_table(tmp_path / "w.mat", "a(2).w"), np.ones((1, 3)))
+    with pytest.raises(DLFormatError, match=r"^c\{0\} has index 0; MATLAB indices start at 1"):
+        variable_table(tmp_path / "w.mat", "c{0}")
+
+
+def test_plot_draws_non_finite_values_and_always_writes_png(tmp_path, capsys):
+    import numpy as np
+
+    from dlformat.io import savemat
+
+    savemat(tmp_path / "w.mat", {"w": np.array([[np.nan, np.inf], [-np.inf, 1.0]])})
+    output = tmp_path / "table.dat"
+    assert main(["plot", str(tmp_path / "w.mat"), "--var", "w", "-o", str(output)]) == 0
+    assert output.read_bytes().startswith(PNG_MAGIC)
+    assert capsys.readouterr().out.strip() == f"wrote {output} (2 channels × 2 positions)"
 
 
 def test_plot_without_matplotlib_names_the_extra(tmp_path, capsys, monkeypatch):
@@ -207,4 +385,7 @@ def test_plot_without_matplotlib_names_the_extra(tmp_path, capsys, monkeypatch):
 
     monkeypatch.setitem(sys.modules, "matplotlib", None)
     assert main(["plot", "sinusoid", "-o", str(tmp_path / "x.png")]) == 1
-    assert 'needs matplotlib; install it with pip install "dlformat[plot]"' in capsys.readouterr().err
+    assert capsys.readouterr().err == (
+        "dlformat plot: drawing needs the optional package matplotlib, the dlformat[plot] extra; install it with "
+        'pip install -e ".[plot]" from the dlformat repository\n'
+    )

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import site
 import subprocess
 import sys
 import zipfile
@@ -49,3 +52,59 @@ def test_wheel_is_typed_and_has_the_console_script(wheel):
     assert "dlformat/py.typed" in names
     entry_points = next(name for name in names if name.endswith("entry_points.txt"))
     assert "dlformat = dlformat.cli:main" in wheel.read(entry_points).decode()
+
+
+def test_check_runs_from_a_source_checkout_that_was_never_installed(tmp_path):
+    tree = tmp_path / "checkout"
+    for folder in ("dlformat", "compat_fixtures"):
+        shutil.copytree(ROOT / folder, tree / folder, ignore=shutil.ignore_patterns("__pycache__"))
+    # -S skips site-packages' .pth files, so no installed or editable dlformat can answer an
+    # import; the dependencies come from site-packages on PYTHONPATH, dlformat from the copy alone
+    dependencies = [*site.getsitepackages(), site.getusersitepackages()]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tree), *dependencies])}
+
+    def run(*arguments):
+        return subprocess.run(
+            [sys.executable, "-S", *arguments], capture_output=True, text=True, cwd=tmp_path, env=env
+        )
+
+    where = run(
+        "-c",
+        "import dlformat, importlib.util as u; print(dlformat.__file__); "
+        "print(u.find_spec('dlformat.compat_fixtures'))",
+    )
+    assert where.returncode == 0, where.stderr
+    assert where.stdout.split() == [str(tree / "dlformat" / "__init__.py"), "None"]
+    check = run("-m", "dlformat", "check", "--seed", "3")
+    assert check.returncode == 0, check.stderr
+    assert check.stdout.splitlines()[-1] == "all 20 rows ok (seed 3)"
+
+
+# the modules whose types are checked on every test run; `mypy` alone checks the whole package
+TYPE_CHECKED = [
+    "dlformat/io", "dlformat/compat", "dlformat/cli.py", "dlformat/_plot.py", "dlformat/_format_table.py",
+    "dlformat/_format.py", "dlformat/_validate.py", "dlformat/_errors.py", "dlformat/_tracing.py",
+    "dlformat/_version.py",
+]  # fmt: skip
+
+
+def test_mypy_finds_no_error_in_the_type_checked_modules(tmp_path):
+    pytest.importorskip("mypy")
+    # --follow-imports=silent: the modules these import (layers, networks) are checked by a
+    # whole-package run, not here; their types are still used to check these
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "mypy",
+            "--cache-dir",
+            str(tmp_path),
+            "--follow-imports=silent",
+            *TYPE_CHECKED,
+        ],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert result.stdout.startswith("Success: no issues found")

@@ -6,6 +6,7 @@ batch), format ``"TCB"``, and ``RoPE`` takes (head_size, seq_len, nheads·batch)
 
 from __future__ import annotations
 
+import torch
 from torch import nn
 
 from .. import _validate
@@ -25,6 +26,8 @@ class AbsolutePE(nn.Module):
         max_length: the longest sequence along ``T``.
         base: the wavelengths' geometric base.
     """
+
+    embeddings: torch.Tensor  # a buffer: (embedding_size, max_length)
 
     def __init__(self, embedding_size: int, max_length: int, base: float = 10000) -> None:
         super().__init__()

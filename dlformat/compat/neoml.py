@@ -55,6 +55,7 @@ class PositionalEmbedding(LazyModuleMixin, nn.Module):
     (even channels) and cos (odd channels), and that is what this port does.
 
     Attributes:
+        embedding_type: the ``type`` argument, lower-case.
         addends: B, shape (vector sizes..., max_positions), after the first input.
         multipliers: A, same shape (``"learnable-mult-addition"`` only).
     """
@@ -67,18 +68,19 @@ class PositionalEmbedding(LazyModuleMixin, nn.Module):
         generator: torch.Generator | None = None,
     ) -> None:
         super().__init__()
-        self.type = _validate.choice("type", type, TYPES)
+        # not `self.type`: that would hide nn.Module.type(dtype), and .type(torch.float64) would fail
+        self.embedding_type = _validate.choice("type", type, TYPES)
         self.max_positions = _validate.positive_integer("max_positions", max_positions)
         self.generator = generator
         self.vector_format = ""
-        if self.type != "transformers":
+        if self.embedding_type != "transformers":
             self.addends = UninitializedParameter()
-        if self.type == "learnable-mult-addition":
+        if self.embedding_type == "learnable-mult-addition":
             self.multipliers = UninitializedParameter()
 
     def initialize_parameters(self, X: DLArray) -> None:
         self._check_input(X)
-        if self.type == "transformers":
+        if self.embedding_type == "transformers":
             return
         self.vector_format = _plan(X._fmt)[0]
         sizes = (*_vector_sizes(X), self.max_positions)
@@ -86,7 +88,7 @@ class PositionalEmbedding(LazyModuleMixin, nn.Module):
             self.addends.materialize(sizes, device=X.device, dtype=X.dtype)
             values = torch.empty(sizes, dtype=torch.float32).uniform_(-0.02, 0.02, generator=self.generator)
             self.addends.copy_(values)
-            if self.type == "learnable-mult-addition":
+            if self.embedding_type == "learnable-mult-addition":
                 self.multipliers.materialize(sizes, device=X.device, dtype=X.dtype)
                 self.multipliers.fill_(1.0)
 
@@ -101,7 +103,7 @@ class PositionalEmbedding(LazyModuleMixin, nn.Module):
 
     def forward(self, X: DLArray) -> DLArray:
         self._check_input(X)
-        if self.type == "transformers":
+        if self.embedding_type == "transformers":
             if X._fmt.replace("B", "").replace("T", "") != "C":
                 raise DLFormatError(
                     f'neoml.PositionalEmbedding "transformers" embeds channels only (NeoML requires '
@@ -123,10 +125,10 @@ class PositionalEmbedding(LazyModuleMixin, nn.Module):
         length = X._data.shape[X._fmt.index("T")]
         sizes = {"b0": X._data.shape[X._fmt.index("B")]} if "B" in X._fmt else {}
         addends = einops.repeat(self.addends[..., :length], pattern, **sizes)
-        if self.type == "learnable-addition":
+        if self.embedding_type == "learnable-addition":
             return DLArray._wrap(X._data + addends, X._fmt)
         multipliers = einops.repeat(self.multipliers[..., :length], pattern, **sizes)
         return DLArray._wrap(torch.addcmul(addends, multipliers, X._data), X._fmt)
 
     def extra_repr(self) -> str:
-        return f"type={self.type!r}, max_positions={self.max_positions}"
+        return f"type={self.embedding_type!r}, max_positions={self.max_positions}"

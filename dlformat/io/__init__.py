@@ -138,25 +138,27 @@ def whos(path: str | os.PathLike[str]) -> list[_values.Entry]:
 
     Each entry has ``path`` (struct fields and 1-based cell indices spelled out:
     ``s.layers.posemb.Weights``, ``c{2}``), ``matlab_class``, ``shape``, ``dtype`` and
-    ``nbytes``. MATLAB objects are listed by name and class, without their contents.
-    ``dlformat inspect`` prints this table.
+    ``nbytes`` (of the value as :func:`loadmat` returns it). Only headers are read, never the
+    values: listing a file costs the same whatever the size of its arrays. MATLAB objects are
+    listed by name and class without their contents; an object's ``shape`` is ``None`` where
+    only its saved state knows it (a ``string`` array, a ``table``). ``dlformat inspect``
+    prints this table.
     """
-    path, version, variables, _ = _open(path)
-    if version == 73:
-        try:
-            listing = _matv73.variables(path)
-        except (DLFormatError, MemoryError):
-            raise
-        except Exception as error:
-            raise DLFormatError(f"cannot read {path}: the HDF5 file is malformed ({error})") from None
-    else:
-        listing = [(v.name, v.matlab_class, v.dims, v.is_object) for v in variables]
-    rows = [
-        _values.Entry(name, f"{cls} (object)", dims, "", 0)
-        for name, cls, dims, is_object in listing
-        if is_object
-    ]
-    plain = [name for name, _, _, is_object in listing if not is_object]
-    for name, value in (loadmat(path, plain) if plain else {}).items():
-        rows.extend(_values.entries(name, value))
-    return rows
+    path = Path(path)
+    listing: list[_values.Entry] = []
+    try:
+        with open(path, "rb") as file:
+            size = os.fstat(file.fileno()).st_size
+            version, _ = _scan.scan(file, size, listing)
+    except OSError as error:
+        raise DLFormatError(f"cannot read {path}: {error.strerror or error}") from None
+    except DLFormatError as error:
+        raise DLFormatError(f"cannot read {path}: {error}") from None
+    if version != 73:
+        return listing
+    try:
+        return _matv73.listing(path, size)
+    except (DLFormatError, MemoryError):
+        raise
+    except Exception as error:  # h5py raises many types for broken files
+        raise DLFormatError(f"cannot read {path}: the HDF5 file is malformed ({error})") from None

@@ -8,8 +8,8 @@ size against the file, so nothing here trusts a header.
 
 from __future__ import annotations
 
+import io
 import zlib
-from typing import BinaryIO
 
 import numpy as np
 
@@ -21,10 +21,11 @@ MIN_BYTES = 1 << 20
 """Smaller arrays go through SciPy like everything else: the saving only matters for large ones."""
 
 
-def read(file: BinaryIO, plan: DirectRead, name: str) -> np.ndarray:
+def read(file: io.BufferedIOBase, plan: DirectRead, name: str) -> np.ndarray:
     """The array ``plan`` describes, native byte order, MATLAB's shape (column-major)."""
     values = np.empty(plan.nbytes // np.dtype(plan.dtype).itemsize, dtype=plan.dtype)
-    target = memoryview(values).cast("B")
+    # NumPy's stubs declare ndarray's buffer protocol (__buffer__) for Python 3.12+ only
+    target = memoryview(values).cast("B")  # type: ignore[arg-type,unused-ignore]
     file.seek(plan.offset)
     if plan.compressed is None:
         filled = file.readinto(target)
@@ -39,7 +40,7 @@ def read(file: BinaryIO, plan: DirectRead, name: str) -> np.ndarray:
     return values.reshape(plan.dims, order="F")
 
 
-def _inflate_into(file: BinaryIO, plan: DirectRead, target: memoryview, name: str) -> int:
+def _inflate_into(file: io.BufferedIOBase, plan: DirectRead, target: memoryview, name: str) -> int:
     inflater = zlib.decompressobj()
     compressed_left = plan.compressed or 0
     skip, filled, pending = plan.skip, 0, b""

@@ -10,6 +10,7 @@ state yet, so its rows are reported as unexpected.
 from __future__ import annotations
 
 import os
+import re
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -19,8 +20,10 @@ from torch import nn
 from .._errors import DLFormatError
 from .._validate import matlab_size
 from ..layers import Layer
+from ._values import NUMERIC_CLASSES, Entry
 
 COLUMNS = ("Layer", "Parameter", "Value")
+_NUMERIC_DTYPES = {str(np.dtype(dtype)) for dtype in NUMERIC_CLASSES.values()}
 
 
 class LearnablesResult(NamedTuple):
@@ -173,6 +176,44 @@ def _rows(path: Any, table: dict[str, Any]) -> list[tuple[str, str, np.ndarray]]
         if not isinstance(name, str) or not isinstance(parameter, str):
             raise DLFormatError(f"{path} row {number}: Layer and Parameter must be character vectors")
         if not isinstance(value, np.ndarray) or value.dtype.kind not in "fiu":
+            raise DLFormatError(f"{path} row {number}: Value of {name}/{parameter} must be a numeric array")
+        rows.append((name, parameter, value))
+    return rows
+
+
+def listing(path: Any, entries: list[Entry]) -> list[tuple[str, str, Entry]]:
+    """``(layer, parameter, Value entry)`` of a learnables file, for ``dlformat inspect``.
+
+    Reads the Layer and Parameter cells (short text) and takes each Value's size and type from
+    ``entries`` (:func:`dlformat.io.whos`), so the values themselves are never read.
+    """
+    from . import loadmat
+
+    names = loadmat(path, ["Layer", "Parameter"])
+    columns = []
+    for column in ("Layer", "Parameter"):
+        cells = names[column]
+        if (
+            not isinstance(cells, np.ndarray)
+            or cells.dtype != object
+            or cells.ndim != 2
+            or 1 not in cells.shape
+        ):
+            raise DLFormatError(f"{path}: {column} must be an N×1 cell array; got {type(cells).__name__}")
+        columns.append(cells.ravel(order="F"))
+    values: dict[int, Entry | None] = {}
+    for entry in entries:
+        match = re.fullmatch(r"Value\{(\d+)\}(.*)", entry.path)
+        if match:  # a Value cell holding anything but an array (a cell, a struct) is no learnable
+            values[int(match.group(1))] = None if match.group(2) else entry
+    if not len(columns[0]) == len(columns[1]) == len(values):
+        raise DLFormatError(f"{path}: Layer, Parameter and Value must have the same number of rows")
+    rows = []
+    for number, (name, parameter) in enumerate(zip(*columns, strict=True), start=1):
+        if not isinstance(name, str) or not isinstance(parameter, str):
+            raise DLFormatError(f"{path} row {number}: Layer and Parameter must be character vectors")
+        value = values.get(number)
+        if value is None or value.dtype not in _NUMERIC_DTYPES:
             raise DLFormatError(f"{path} row {number}: Value of {name}/{parameter} must be a numeric array")
         rows.append((name, parameter, value))
     return rows

@@ -16,20 +16,31 @@ import numpy as np
 import scipy.sparse
 
 from .._errors import DLFormatError
-from ._scan import MAX_DEFLATE_RATIO, MAX_DEPTH
-from ._values import CLASS_OF_DTYPE, NUMERIC_CLASSES, StructArray, check_wanted, linear_index, object_error
+from ._scan import MAX_DEFLATE_RATIO, MAX_DEPTH, MAX_OBJECT_DIMS, reference_dims, sparse_entry
+from ._values import (
+    CLASS_OF_DTYPE,
+    NUMERIC_CLASSES,
+    Entry,
+    StructArray,
+    check_wanted,
+    linear_index,
+    object_error,
+)
 
-INSTALL = 'pip install "dlformat[hdf5]"'
+# dlformat is installed from its repository, not from a package registry: name the extra and
+# the README's command, never `pip install dlformat[...]`
+INSTALL = 'the dlformat[hdf5] extra; install it with pip install -e ".[hdf5]" from the dlformat repository'
 _PLAIN_CLASSES = set(NUMERIC_CLASSES) | {"logical", "char", "cell", "struct"}
 _MAX_ATTRIBUTE_FIELDS = 512
 
 
-def _h5py() -> Any:
+def _h5py(reading: Path | None = None) -> Any:
     try:
         import h5py
     except ImportError:
+        where = f"cannot read {reading}: " if reading is not None else ""
         raise DLFormatError(
-            f"MAT-file version 7.3 is HDF5, which needs the optional package h5py; install it with {INSTALL}"
+            f"{where}MAT-file version 7.3 is HDF5, which needs the optional package h5py, {INSTALL}"
         ) from None
     return h5py
 
@@ -235,7 +246,7 @@ def _chars(codes: np.ndarray) -> Any:
 
 
 def read(path: Path, variable_names: list[str] | None, size: int) -> dict[str, Any]:
-    h5py = _h5py()
+    h5py = _h5py(path)
     try:
         file = h5py.File(path, "r")
     except OSError as error:
@@ -248,20 +259,178 @@ def read(path: Path, variable_names: list[str] | None, size: int) -> dict[str, A
         return {name: reader.node(reader.open(file.id, name, name), name, 0) for name in wanted}
 
 
-def variables(path: Path) -> list[tuple[str, str, tuple[int, ...], bool]]:
-    """``(name, MATLAB class, dims, is_object)`` of every top-level variable."""
-    h5py = _h5py()
-    rows = []
-    with h5py.File(path, "r") as file:
+def listing(path: Path, size: int) -> list[Entry]:
+    """Every leaf of every variable, as :func:`dlformat.io.whos` lists them, from HDF5 metadata.
+
+    Shapes, types and attributes come from the file's metadata; the only data read is
+    structure: a cell's or struct array's object references, an empty array's dimensions,
+    long field-name lists and the opening words of an MCOS object's reference. No value of a
+    numeric, logical or char array is read.
+    """
+    h5py = _h5py(path)
+    try:
+        file = h5py.File(path, "r")
+    except OSError as error:
+        raise DLFormatError(f"cannot read {path} as a MAT-file version 7.3 (HDF5): {error}") from None
+    with file:
+        lister = _Lister(file, size * MAX_DEFLATE_RATIO + (1 << 20))
         for name in file.keys():
-            if name.startswith("#"):
-                continue
-            attrs = file[name].attrs
-            matlab_class = _text(attrs["MATLAB_class"]) if "MATLAB_class" in attrs else "unknown"
-            shape = getattr(file[name], "shape", None) or (1, 1)
-            is_object = matlab_class not in _PLAIN_CLASSES or "MATLAB_object_decode" in attrs
-            rows.append((name, matlab_class, tuple(reversed(shape)), is_object))
-    return rows
+            if not name.startswith("#"):
+                lister.walk(lister.open(file.id, name, name), name, 0)
+        return lister.entries
+
+
+class _Lister(_Reader):
+    """The walk of :class:`_Reader`, recording each leaf's header instead of reading its values."""
+
+    def __init__(self, file: Any, budget: int) -> None:
+        super().__init__(file, budget)
+        self.entries: list[Entry] = []
+
+    def walk(self, oid: Any, path: str, depth: int) -> None:
+        if depth > MAX_DEPTH:
+            raise DLFormatError(
+                f"variable {path!r} nests more than {MAX_DEPTH} levels deep (or refers to itself)"
+            )
+        attributes = self.attribute_names(oid)
+        if "MATLAB_class" not in attributes:
+            raise DLFormatError(f"{path!r} has no MATLAB_class attribute; the file is not a MATLAB v7.3 file")
+        matlab_class = _text(self.attribute(oid, "MATLAB_class"))
+        kind = self.h5py.h5i.get_type(oid)
+        if matlab_class not in _PLAIN_CLASSES or "MATLAB_object_decode" in attributes:
+            dims = self.object_dims(oid) if kind == self.h5py.h5i.DATASET else None
+            if matlab_class == "function_handle":
+                dims = (1, 1)  # MATLAB has no arrays of function handles
+            self.entries.append(Entry(path, f"{matlab_class} (object)", dims, "", 0))
+            return
+        if kind == self.h5py.h5i.GROUP:
+            if matlab_class == "struct":
+                self.walk_struct(oid, attributes, path, depth)
+            elif "MATLAB_sparse" in attributes:
+                self.sparse_entry(oid, matlab_class, path)
+            else:
+                raise DLFormatError(
+                    f"{path!r} is an HDF5 group of class {matlab_class!r}, which MATLAB does not write"
+                )
+            return
+        if kind != self.h5py.h5i.DATASET:
+            raise DLFormatError(f"{path!r} is neither an HDF5 dataset nor a group")
+        if "MATLAB_empty" in attributes and int(self.attribute(oid, "MATLAB_empty").ravel()[0]):
+            dims = tuple(int(d) for d in self.read(oid, path).ravel()[:32])
+            if matlab_class == "struct" and len(dims) >= 2 and 0 not in dims and 1 < _count(dims) <= 1 << 20:
+                # structs without fields, written as an "empty" of their dimensions
+                for element in range(_count(dims)):
+                    self.entries.append(Entry(f"{path}({element + 1})", "struct", (1, 1), "", 0))
+            elif matlab_class in ("cell", "struct"):
+                self.entries.append(Entry(path, matlab_class, dims, "", 0))
+            else:
+                self.entries.append(_array_entry(path, matlab_class, dims, None))
+            return
+        if matlab_class == "struct":
+            raise DLFormatError(f"{path!r} is a struct stored as a dataset, which MATLAB does not write")
+        dims = _matlab_dims(oid.get_space().shape or ())
+        if matlab_class == "cell":
+            references = self.read(oid, path).ravel(order="F")  # MATLAB's order: column-major
+            for number, reference in enumerate(references, start=1):
+                self.walk(self.target(reference, f"{path}{{{number}}}"), f"{path}{{{number}}}", depth + 1)
+            if not references.size:
+                self.entries.append(Entry(path, "cell", dims, "", 0))
+            return
+        self.entries.append(_array_entry(path, matlab_class, dims, oid.dtype))
+
+    def target(self, reference: Any, path: str) -> Any:
+        if not isinstance(reference, self.h5py.Reference) or not reference:
+            raise DLFormatError(f"{path!r} should hold an object reference; the file is corrupt")
+        try:
+            target = self.h5py.h5r.dereference(reference, self.file.id)
+        except (KeyError, ValueError, RuntimeError, TypeError) as error:
+            raise DLFormatError(f"{path!r} refers to a missing object ({error})") from None
+        if target is None:
+            raise DLFormatError(f"{path!r} refers to a missing object")
+        return target
+
+    def walk_struct(self, group: Any, attributes: set[str], path: str, depth: int) -> None:
+        fields = self.field_names(group, attributes, path)
+        children = [self.open(group, field, f"{path}.{field}") for field in fields]
+        is_array = children and all(
+            self.h5py.h5i.get_type(child) == self.h5py.h5i.DATASET
+            and "MATLAB_class" not in self.attribute_names(child)
+            for child in children
+        )
+        if not fields:
+            self.entries.append(Entry(path, "struct", (1, 1), "", 0))
+        if not is_array:
+            for field, child in zip(fields, children, strict=True):
+                self.walk(child, f"{path}.{field}", depth + 1)
+            return
+        columns = [self.read(child, f"{path}.{field}") for field, child in zip(fields, children, strict=True)]
+        if any(column.shape != columns[0].shape for column in columns):
+            raise DLFormatError(f"struct array {path!r} has fields of different sizes")
+        flat = [column.flatten(order="F") for column in columns]
+        for element in range(len(flat[0])):
+            for field, references in zip(fields, flat, strict=True):
+                child = f"{path}({element + 1}).{field}"
+                self.walk(self.target(references[element], child), child, depth + 1)
+
+    def sparse_entry(self, group: Any, matlab_class: str, path: str) -> None:
+        rows = int(self.attribute(group, "MATLAB_sparse").ravel()[0])
+        if b"jc" not in group:
+            raise DLFormatError(f"sparse variable {path!r} has no column starts (jc)")
+        columns = _count(self.open(group, "jc", path).get_space().shape or (1,)) - 1
+        nonzeros, complex_ = 0, False
+        if b"data" in group and b"ir" in group:
+            data = self.open(group, "data", path)
+            nonzeros = _count(data.get_space().shape or (1,))
+            complex_ = bool(data.dtype.names and set(data.dtype.names) >= {"real", "imag"})
+        if rows < 0 or columns < 0:
+            raise DLFormatError(f"sparse variable {path!r} has inconsistent indices")
+        self.entries.append(
+            sparse_entry(path, matlab_class == "logical", complex_, (rows, columns), nonzeros)
+        )
+
+    def object_dims(self, dataset: Any) -> tuple[int, ...] | None:
+        """An MCOS object's size from its reference's opening words (see ``_scan.reference_dims``)."""
+        shape: tuple[int, ...] = tuple(dataset.get_space().shape or ())
+        if len(shape) != 2 or min(shape) != 1 or dataset.dtype != np.uint32:
+            return None
+        along = int(shape[1] > shape[0])
+
+        def words(count: int) -> list[int]:
+            selection: list[int | slice] = [0, 0]
+            selection[along] = slice(0, min(count, shape[along]))
+            values = self.h5py.Dataset(dataset)[tuple(selection)]
+            return [int(word) for word in np.asarray(values).ravel()]
+
+        opening = words(2)
+        if len(opening) < 2 or not 2 <= opening[1] <= MAX_OBJECT_DIMS:
+            return None
+        return reference_dims(words(2 + opening[1]))
+
+
+def _count(dims: tuple[int, ...]) -> int:
+    return int(np.prod(dims, dtype=np.int64))
+
+
+def _matlab_dims(shape: tuple[int, ...]) -> tuple[int, ...]:
+    """MATLAB's size of a dataset: HDF5 holds the transpose (see ``_Reader.read``)."""
+    if len(shape) >= 2:
+        return tuple(int(size) for size in reversed(shape))
+    return (int(shape[0]), 1) if shape else (1, 1)
+
+
+def _array_entry(path: str, matlab_class: str, dims: tuple[int, ...], stored: np.dtype | None) -> Entry:
+    """A numeric, logical or char array as dlformat loads it (its class's dtype, not the storage's)."""
+    count = _count(dims)
+    if matlab_class == "char":
+        return Entry(path, "char", dims, "str", count)
+    if matlab_class == "logical":
+        return Entry(path, "logical", dims, "bool", count)
+    dtype = np.dtype(NUMERIC_CLASSES[matlab_class])
+    complex_ = stored is not None and bool(stored.names) and set(stored.names or ()) >= {"real", "imag"}
+    if complex_:
+        dtype = np.dtype(np.complex64 if matlab_class == "single" else np.complex128)
+    suffix = " complex" if complex_ else ""
+    return Entry(path, matlab_class + suffix, dims, str(dtype), count * dtype.itemsize)
 
 
 # -- writing -------------------------------------------------------------------------------------
@@ -318,10 +487,10 @@ class _Writer:
             if not value.size:
                 self.empty(parent, name, "cell", value.shape)
                 return
-            references = np.empty(value.shape, dtype=self.h5py.ref_dtype)
+            cell_references = np.empty(value.shape, dtype=self.h5py.ref_dtype)
             for index in np.ndindex(value.shape):
-                references[index] = self.reference(value[index])
-            self.dataset(parent, name, references, "cell")
+                cell_references[index] = self.reference(value[index])
+            self.dataset(parent, name, cell_references, "cell")
         elif value.dtype.kind == "U":
             width = max((len(row) for row in value.ravel()), default=0)
             codes = np.array([[ord(c) for c in row.ljust(width)] for row in value.ravel()], dtype=np.uint16)

@@ -5,17 +5,22 @@ uncompressed element must fit in the bytes left, a compressed one cannot expand 
 deflate's maximum ratio, a cell or struct cannot have more elements than its bytes can
 encode, and nesting is bounded. A file that passes has allocations bounded by its size.
 The walk also names every top-level variable with its MATLAB class, which SciPy cannot do
-for MATLAB objects (it reports them under the key ``'None'``).
+for MATLAB objects (it reports them under the key ``'None'``), and, when asked, lists every
+leaf of every variable from its headers alone (``dlformat inspect``, :func:`dlformat.io.whos`).
 """
 
 from __future__ import annotations
 
 import struct
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import BinaryIO
 
+import numpy as np
+
 from .._errors import DLFormatError
+from ._values import NUMERIC_CLASSES, Entry
 
 # deflate cannot expand by more than about 1032:1; a little headroom for stream overhead
 MAX_DEFLATE_RATIO = 1100
@@ -176,10 +181,12 @@ class _ZlibSource(_Source):
 
 
 class _Walker:
-    def __init__(self, byte_order: str) -> None:
+    def __init__(self, byte_order: str, listing: bool = False) -> None:
         self.order = byte_order
-        self.position = lambda: 0  # where the next byte of the current top-level stream lies
+        self.position: Callable[[], int] = lambda: 0  # where the next byte of the current stream lies
         self.values_at: tuple[int, int] | None = None  # (stream position, data type) of top-level values
+        # the leaves of the variable being walked, when listing (None: not listing)
+        self.leaves: list[Entry] | None = [] if listing else None
 
     def tag(self, source: _Source, what: str) -> tuple[int, int, bytes | None]:
         """(type, nbytes, data if the small element format holds it)."""
@@ -221,8 +228,12 @@ class _Walker:
                 source.skip(padded, what)
         return kind, nbytes
 
-    def matrix(self, source: _Source, what: str, depth: int) -> Variable:
-        """Walk one miMATRIX element (its tag already read) within ``source``."""
+    def matrix(self, source: _Source, what: str, depth: int, path: str | None = None) -> Variable:
+        """Walk one miMATRIX element (its tag already read) within ``source``.
+
+        When listing, the leaves below ``path`` (a top-level variable: its own name) are
+        recorded; ``path`` None below a top level means "not recorded" (an object's insides).
+        """
         if depth > MAX_DEPTH:
             raise DLFormatError(f"{what} nests more than {MAX_DEPTH} levels deep")
         _, flags = self.element(source, f"{what} (array flags)", {MI_UINT32})
@@ -233,7 +244,7 @@ class _Walker:
         if mclass not in CLASS_NAMES:
             raise DLFormatError(f"{what} has an unknown MATLAB class number {mclass}")
         if mclass == 17:
-            return self.opaque(source, what, depth)
+            return self.opaque(source, what, depth, path)
         _, dims_raw = self.element(source, f"{what} (dimensions)", {MI_INT32})
         dims = struct.unpack(f"{self.order}{len(dims_raw) // 4}i", dims_raw[: len(dims_raw) // 4 * 4])
         if len(dims) < 2 or any(d < 0 for d in dims):
@@ -243,13 +254,16 @@ class _Walker:
             count *= d
         _, name_raw = self.element(source, f"{what} (name)", {MI_INT8, MI_UINT8})
         name = name_raw.decode("latin-1")
+        if depth == 0 and self.leaves is not None:
+            path = name
         label = f"{what} {name!r}" if name else what
         class_name = "logical" if logical else CLASS_NAMES[mclass]
         if mclass in (1, 2, 3):
             if mclass == 3:
                 _, class_raw = self.element(source, f"{label} (class name)", {MI_INT8, MI_UINT8})
                 class_name = class_raw.decode("latin-1")
-            fields = 1
+                self.leaf(path, f"{class_name} (object)", tuple(dims))
+            field_names = [""]
             if mclass in (2, 3):
                 _, length_raw = self.element(source, f"{label} (field name length)", {MI_INT32})
                 length = struct.unpack(self.order + "i", length_raw[:4])[0] if len(length_raw) >= 4 else 0
@@ -259,15 +273,26 @@ class _Walker:
                         raise DLFormatError(
                             f"{label} has field names that do not divide into length {length}"
                         )
-                    fields = 0
+                    field_names = []
                 else:
-                    fields = len(names) // length
+                    field_names = [
+                        names[start : start + length].split(b"\x00")[0].decode("latin-1")
+                        for start in range(0, len(names), length)
+                    ]
+            fields = len(field_names)
             children = count * fields
             # every child is a miMATRIX of at least 8 (tag) + 16 (flags) + 16 (dims) + 8 (name) bytes
             if children * 48 > source.remaining:
                 raise DLFormatError(
                     f"{label} declares {children} elements, more than its {source.remaining} bytes can hold"
                 )
+            if mclass != 3 and not children:
+                # an empty cell or struct array, or structs without fields: listed as themselves
+                if mclass == 2 and count > 1:
+                    for element in range(count):
+                        self.leaf(_element(path, element), "struct", (1, 1))
+                else:
+                    self.leaf(path, CLASS_NAMES[mclass], tuple(dims))
             for index in range(children):
                 child = f"{label} element {index + 1}"
                 kind, nbytes, _ = self.tag(source, child)
@@ -275,16 +300,18 @@ class _Walker:
                     raise DLFormatError(f"{child} is not a matrix (data type {kind})")
                 inner = _Bounded(source, nbytes)
                 if nbytes:
-                    self.matrix(inner, child, depth + 1)
+                    self.matrix(inner, child, depth + 1, _child(path, mclass, count, field_names, index))
                 inner.close(child)
         elif mclass == 16:
+            self.leaf(path, "function_handle (object)", tuple(dims))
             kind, nbytes, _ = self.tag(source, f"{label} (workspace)")
             source.skip(nbytes + (-nbytes % 8), f"{label} (workspace)")
         elif mclass == 5:
-            for part in ("row indices", "column starts", "values") + (
-                ("imaginary values",) if complex_ else ()
-            ):
-                self.skip_element(source, f"{label} ({part})")
+            parts = ("row indices", "column starts", "values") + (("imaginary values",) if complex_ else ())
+            stored = {part: self.skip_element(source, f"{label} ({part})") for part in parts}
+            kind, nbytes = stored["values"]
+            nonzeros = nbytes // _NUMERIC_TYPES.get(kind, 1)
+            self.leaf_sparse(path, logical, complex_, tuple(dims), nonzeros)
         else:
             parts = ("values", "imaginary values") if complex_ else ("values",)
             for part in parts:
@@ -304,16 +331,118 @@ class _Walker:
                         f"{label} declares {count} elements ({'×'.join(map(str, dims))}) but holds "
                         f"{nbytes} bytes of {size}-byte values"
                     )
+            self.leaf_array(path, class_name, complex_, tuple(dims))
         return Variable(name, class_name, tuple(dims), mclass in OBJECT_CLASSES)
 
-    def opaque(self, source: _Source, what: str, depth: int) -> Variable:
+    def opaque(self, source: _Source, what: str, depth: int, path: str | None) -> Variable:
         _, name_raw = self.element(source, f"{what} (name)", {MI_INT8, MI_UINT8})
         _, kind_raw = self.element(source, f"{what} (object type)", {MI_INT8, MI_UINT8})
         _, class_raw = self.element(source, f"{what} (class name)", {MI_INT8, MI_UINT8})
-        _, nbytes, _ = self.tag(source, f"{what} (object data)")
-        source.skip(nbytes + (-nbytes % 8), f"{what} (object data)")
         name = name_raw.decode("latin-1")
-        return Variable(name, class_raw.decode("latin-1") or kind_raw.decode("latin-1"), (1, 1), True)
+        class_name = class_raw.decode("latin-1") or kind_raw.decode("latin-1")
+        kind, nbytes, _ = self.tag(source, f"{what} (object data)")
+        inner = _Bounded(source, nbytes)
+        dims = None
+        if self.leaves is not None and kind == MI_MATRIX and kind_raw == b"MCOS":
+            dims = self.object_dims(inner, f"{what} (object data)")
+        inner.close(f"{what} (object data)")
+        source.skip(-nbytes % 8, f"{what} (object data)")
+        if depth == 0 and self.leaves is not None:
+            path = name
+        self.leaf(path, f"{class_name} (object)", dims)
+        return Variable(name, class_name, dims or (1, 1), True)
+
+    def object_dims(self, source: _Source, what: str) -> tuple[int, ...] | None:
+        """The size of an MCOS object array, from the few words that open its reference.
+
+        MATLAB saves an MCOS value as a uint32 column: 0xDD000000, the number of dimensions,
+        the dimensions, one object id per element, the class id. The dimensions are those of
+        the array of objects. A class that keeps its own size inside one object (a ``string``
+        array, a ``table``, a ``categorical``) is a single object, 1×1 here whatever its
+        size; that size is known only to the object's saved state, so it is ``None``
+        (unknown) whenever the reference holds one object.
+        """
+        try:
+            _, flags = self.element(source, f"{what} (array flags)", {MI_UINT32})
+            self.element(source, f"{what} (dimensions)", {MI_INT32})
+            self.element(source, f"{what} (name)", {MI_INT8, MI_UINT8})
+            kind, nbytes, small = self.tag(source, f"{what} (values)")
+        except DLFormatError:
+            return None  # not the layout described above: the size stays unknown
+        if len(flags) < 4 or struct.unpack(self.order + "I", flags[:4])[0] & 0xFF != 13 or kind != MI_UINT32:
+            return None
+        words = small if small is not None else source.read(min(nbytes, 4 * (2 + MAX_OBJECT_DIMS)), what)
+        values = struct.unpack(f"{self.order}{len(words) // 4}I", words[: len(words) // 4 * 4])
+        return reference_dims(values)
+
+    def leaf(self, path: str | None, matlab_class: str, dims: tuple[int, ...] | None) -> None:
+        """Record a leaf without plain data: an object, or an empty cell or struct."""
+        if self.leaves is not None and path is not None:
+            self.leaves.append(Entry(path, matlab_class, dims, "", 0))
+
+    def leaf_array(self, path: str | None, class_name: str, complex_: bool, dims: tuple[int, ...]) -> None:
+        """Record a numeric, logical or char array as dlformat loads it (its class, not its storage)."""
+        if self.leaves is None or path is None:
+            return
+        count = _count(dims)
+        if class_name == "char":
+            self.leaves.append(Entry(path, "char", dims, "str", count))
+            return
+        dtype = np.dtype(bool) if class_name == "logical" else np.dtype(NUMERIC_CLASSES[class_name])
+        if complex_:
+            dtype = np.result_type(dtype, np.complex64)
+        suffix = " complex" if complex_ else ""
+        self.leaves.append(Entry(path, class_name + suffix, dims, str(dtype), count * dtype.itemsize))
+
+    def leaf_sparse(
+        self, path: str | None, logical: bool, complex_: bool, dims: tuple[int, ...], nonzeros: int
+    ) -> None:
+        if self.leaves is not None and path is not None:
+            self.leaves.append(sparse_entry(path, logical, complex_, dims, nonzeros))
+
+
+def _count(dims: tuple[int, ...]) -> int:
+    count = 1
+    for size in dims:
+        count *= size
+    return count
+
+
+def _element(path: str | None, index: int) -> str | None:
+    return None if path is None else f"{path}({index + 1})"
+
+
+def _child(path: str | None, mclass: int, count: int, fields: list[str], index: int) -> str | None:
+    """The path of child ``index`` of a cell (mclass 1) or struct array, as MATLAB indexes it."""
+    if path is None or mclass == 3:
+        return None  # an old-style object's fields are its own business
+    if mclass == 1:
+        return f"{path}{{{index + 1}}}"
+    element, field = divmod(index, len(fields))
+    return f"{path}.{fields[field]}" if count == 1 else f"{path}({element + 1}).{fields[field]}"
+
+
+MAX_OBJECT_DIMS = 32
+_REFERENCE_MARK = 0xDD000000
+
+
+def reference_dims(words: tuple[int, ...] | list[int]) -> tuple[int, ...] | None:
+    """The object-array size that an MCOS reference's opening words give, or None (see object_dims)."""
+    if len(words) < 4 or words[0] != _REFERENCE_MARK or not 2 <= words[1] <= MAX_OBJECT_DIMS:
+        return None
+    dims = tuple(int(size) for size in words[2 : 2 + words[1]])
+    if len(dims) != words[1] or _count(dims) == 1:
+        return None
+    return dims
+
+
+def sparse_entry(path: str, logical: bool, complex_: bool, dims: tuple[int, ...], nonzeros: int) -> Entry:
+    """A sparse matrix as dlformat loads it: ``csc_matrix`` with 32-bit indices (SciPy's choice
+    whenever they fit), so values, row indices and column starts make its bytes."""
+    dtype = np.dtype(bool if logical else np.complex128 if complex_ else np.float64)
+    columns = dims[1] if len(dims) > 1 else 1
+    nbytes = nonzeros * (dtype.itemsize + 4) + (columns + 1) * 4
+    return Entry(path, ("logical" if logical else "double") + " sparse", dims, str(dtype), nbytes)
 
 
 class _Bounded(_Source):
@@ -339,9 +468,12 @@ class _Bounded(_Source):
         self.remaining = 0
 
 
-def scan(file: BinaryIO, size: int) -> tuple[int, list[Variable]]:
+def scan(file: BinaryIO, size: int, listing: list[Entry] | None = None) -> tuple[int, list[Variable]]:
     """Check a MAT-file's structure; return its version (4, 5 or 73) and top-level variables.
 
+    With a ``listing`` list, every leaf of every variable is appended to it, as
+    :func:`dlformat.io.whos` lists them, from the headers alone: no values are read, and a
+    compressed variable is inflated only as far as its structure needs.
     Version 7.3 files are only identified here (h5py reads them).
     """
     file.seek(0)
@@ -350,10 +482,10 @@ def scan(file: BinaryIO, size: int) -> tuple[int, list[Variable]]:
     if version == 73:
         return 73, []
     if version == 4:
-        return 4, _scan_v4(file, size)
+        return 4, _scan_v4(file, size, listing)
     order = "<" if head[126:128] == b"IM" else ">"
-    walker = _Walker(order)
-    variables = []
+    walker = _Walker(order, listing is not None)
+    variables: list[Variable] = []
     file.seek(128)
     source = _FileSource(file, size - 128)
     subsystem = struct.unpack(order + "Q", head[116:124])[0]
@@ -362,6 +494,8 @@ def scan(file: BinaryIO, size: int) -> tuple[int, list[Variable]]:
         what = f"variable {len(variables) + 1}"
         kind, nbytes, small = walker.tag(source, what)
         walker.values_at = None
+        if listing is not None:
+            walker.leaves = []
         if kind == MI_COMPRESSED:
             if nbytes > source.remaining:
                 raise DLFormatError(
@@ -369,7 +503,7 @@ def scan(file: BinaryIO, size: int) -> tuple[int, list[Variable]]:
                 )
             inner_source = _ZlibSource(file, nbytes)
             data_offset, inflatable = file.tell(), inner_source.remaining
-            walker.position = lambda source=inner_source, total=inflatable: total - source.remaining
+            walker.position = _inflated_position(inner_source, inflatable)
             inner_kind, inner_bytes, _ = walker.tag(inner_source, what)
             if inner_kind != MI_MATRIX:
                 raise DLFormatError(f"{what} is not a matrix (data type {inner_kind})")
@@ -395,9 +529,16 @@ def scan(file: BinaryIO, size: int) -> tuple[int, list[Variable]]:
             raise DLFormatError(f"{what} has data type {kind}; a variable must be a matrix")
         if offset != subsystem:  # the subsystem block holds object metadata, not a variable
             variables.append(variable)
+            if listing is not None and walker.leaves is not None:
+                listing.extend(walker.leaves)
     if source.remaining:
         raise DLFormatError(f"the file ends with {source.remaining} stray bytes after its last variable")
     return 5, variables
+
+
+def _inflated_position(source: _ZlibSource, total: int) -> Callable[[], int]:
+    """How far into its inflated stream ``source`` has read."""
+    return lambda: total - source.remaining
 
 
 def _with_direct(variable: Variable, walker: _Walker, offset: int, compressed: int | None) -> Variable:
@@ -421,9 +562,9 @@ def _with_direct(variable: Variable, walker: _Walker, offset: int, compressed: i
 _V4_SIZES = {0: 8, 1: 4, 2: 4, 3: 2, 4: 2, 5: 1}
 
 
-def _scan_v4(file: BinaryIO, size: int) -> list[Variable]:
+def _scan_v4(file: BinaryIO, size: int, listing: list[Entry] | None = None) -> list[Variable]:
     file.seek(0)
-    variables = []
+    variables: list[Variable] = []
     position = 0
     while position < size:
         what = f"variable {len(variables) + 1}"
@@ -448,8 +589,41 @@ def _scan_v4(file: BinaryIO, size: int) -> list[Variable]:
         if namlen + data > size - position:
             raise DLFormatError(f"{what} declares {namlen + data} bytes but only {size - position} remain")
         name = file.read(namlen).rstrip(b"\x00").decode("latin-1")
-        file.seek(data, 1)
-        position += namlen + data
+        start = file.tell()
         matlab_class = "char" if kind == 1 else "sparse" if kind == 2 else "double"
+        if listing is not None:
+            listing.append(_v4_entry(file, name, kind, order, precision, rows, cols, bool(imagf)))
+        file.seek(start + data)
+        position += namlen + data
         variables.append(Variable(name, matlab_class, (rows, cols), False))
     return variables
+
+
+_V4_CODES = {0: "f8", 1: "f4", 2: "i4", 3: "i2", 4: "u2", 5: "u1"}
+
+
+def _v4_entry(
+    file: BinaryIO, name: str, kind: int, order: str, precision: int, rows: int, cols: int, complex_: bool
+) -> Entry:
+    """A version 4 matrix as dlformat loads it: double (or char) of its stored size.
+
+    A sparse matrix is stored as its nonzeros, one per row, and a last row holding its size;
+    those two numbers are the only values read.
+    """
+    if kind == 1:
+        return Entry(name, "char", (rows, cols), "str", rows * cols)
+    if kind == 0:
+        dtype = np.dtype(np.complex128 if complex_ else np.float64)
+        suffix = " complex" if complex_ else ""
+        return Entry(name, "double" + suffix, (rows, cols), str(dtype), rows * cols * dtype.itemsize)
+    if rows < 1 or cols < 3:
+        raise DLFormatError(f"sparse variable {name!r} is stored as {rows}×{cols}; it needs at least 1×3")
+    code = np.dtype(order + _V4_CODES[precision])
+    start = file.tell()
+    sizes = []
+    for column in (0, 1):  # the last row's first two columns: the number of rows and of columns
+        file.seek(start + (column * rows + rows - 1) * code.itemsize)
+        sizes.append(np.frombuffer(file.read(code.itemsize), dtype=code)[0])
+    if not all(np.isfinite(size) and size >= 0 and size == int(size) for size in sizes):
+        raise DLFormatError(f"sparse variable {name!r} has an invalid size {sizes}")
+    return sparse_entry(name, False, cols > 3, (int(sizes[0]), int(sizes[1])), rows - 1)

@@ -16,7 +16,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -154,6 +154,20 @@ def linear_index(index: tuple[int, ...], shape: tuple[int, ...]) -> int:
     return int(np.ravel_multi_index(index, shape, order="F")) + 1
 
 
+def position_of(index: str, path: str) -> int:
+    """The 0-based position a MATLAB index written in a path names (``"2"`` in ``c{2}`` is 1).
+
+    MATLAB's indices start at 1; 0 and negative numbers are refused here, where Python would
+    quietly count them from the end.
+    """
+    number = int(index)
+    if number < 1:
+        raise DLFormatError(
+            f"{path} has index {number}; MATLAB indices start at 1, so an index must be an integer >= 1"
+        )
+    return number - 1
+
+
 def check_wanted(path: object, wanted: list[str], names: list[str]) -> None:
     """Refuse variable names the file lacks, listing what it holds."""
     missing = [name for name in wanted if name not in names]
@@ -170,45 +184,16 @@ def object_error(path: str, class_name: str) -> DLFormatError:
 
 @dataclass(frozen=True)
 class Entry:
-    """One leaf of a loaded value, for listings: its path, MATLAB class, size, dtype and bytes."""
+    """One leaf of a MAT-file variable, for listings: path, MATLAB class, size, dtype and bytes.
+
+    ``shape`` is ``None`` where the file's headers cannot tell the size (a MATLAB object that
+    keeps its size inside itself, such as a ``string`` array or a ``table``). ``dtype`` and
+    ``nbytes`` describe the value as :func:`dlformat.io.loadmat` returns it (``""`` and 0 for
+    objects and empty cells or structs; characters for char).
+    """
 
     path: str
     matlab_class: str
-    shape: tuple[int, ...]
+    shape: tuple[int, ...] | None
     dtype: str
     nbytes: int
-
-
-def entries(path: str, value: Any) -> Iterator[Entry]:
-    """Walk a loaded value, spelling out struct fields and cell indices in the paths."""
-    if isinstance(value, dict):
-        if not value:
-            yield Entry(path, "struct", (1, 1), "", 0)
-        for key, item in value.items():
-            yield from entries(f"{path}.{key}", item)
-    elif isinstance(value, list):
-        for index, item in enumerate(value, start=1):
-            yield from entries(f"{path}({index})", item)
-    elif isinstance(value, str):
-        yield Entry(path, "char", (1, len(value)) if value else (0, 0), "str", len(value.encode()))
-    elif scipy.sparse.issparse(value):
-        nbytes = value.data.nbytes + value.indices.nbytes + value.indptr.nbytes
-        yield Entry(
-            path, CLASS_OF_DTYPE.get(value.dtype, "double") + " sparse", value.shape, str(value.dtype), nbytes
-        )
-    elif isinstance(value, np.ndarray) and value.dtype == object:
-        if not value.size:
-            yield Entry(path, "cell", value.shape, "", 0)
-        for index in np.ndindex(value.shape):
-            yield from entries(f"{path}{{{linear_index(index, value.shape)}}}", value[index])
-    elif isinstance(value, np.ndarray) and value.dtype.kind == "U":
-        yield Entry(path, "char", (value.size, value.dtype.itemsize // 4), "str", value.nbytes)
-    elif isinstance(value, np.ndarray):
-        complex_ = " complex" if value.dtype.kind == "c" else ""
-        yield Entry(
-            path,
-            CLASS_OF_DTYPE.get(value.dtype, str(value.dtype)) + complex_,
-            value.shape,
-            str(value.dtype),
-            value.nbytes,
-        )

@@ -108,3 +108,17 @@ def test_parameters_are_sized_by_the_first_input():
     ):
         layer(dlf.dlarray(torch.randn(5, 2, 4), "CBT"))
     assert tuple(layer(dlf.dlarray(torch.randn(3, 7, 9), "CBT")).shape) == (3, 7, 9)  # any batch, any length
+
+
+@pytest.mark.parametrize("kind", ["learnable-addition", "learnable-mult-addition", "transformers"])
+@pytest.mark.parametrize("cast", [lambda layer: layer.type(torch.float64), lambda layer: layer.double()])
+def test_casting_the_layer_to_float64_works(kind, cast):
+    # the type is kept as embedding_type: an attribute named `type` hid nn.Module.type
+    layer = neoml.PositionalEmbedding(kind, 6)
+    assert layer.embedding_type == kind
+    layer(dlf.dlarray(torch.randn(3, 2, 4), "CBT"))
+    assert cast(layer) is layer
+    assert all(parameter.dtype == torch.float64 for parameter in layer.parameters())
+    Y = layer(dlf.dlarray(torch.randn(3, 2, 4, dtype=torch.float64), "CBT"))
+    assert Y.dtype == torch.float64
+    assert repr(layer) == f"PositionalEmbedding(type={kind!r}, max_positions=6)"

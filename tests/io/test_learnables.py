@@ -174,7 +174,8 @@ def test_a_missing_h5py_is_named_with_its_install_command(tmp_path, monkeypatch)
     monkeypatch.setitem(sys.modules, "h5py", None)  # makes "import h5py" fail
     with pytest.raises(
         DLFormatError,
-        match=r'needs the optional package h5py; install it with pip install "dlformat\[hdf5\]"',
+        match=r"^cannot read .*l\.mat: MAT-file version 7\.3 is HDF5, which needs the optional package h5py, the "
+        r'dlformat\[hdf5\] extra; install it with pip install -e "\.\[hdf5\]" from the dlformat repository$',
     ):
         loadmat(tmp_path / "l.mat")
     with pytest.raises(DLFormatError, match=r"needs the optional package h5py"):
