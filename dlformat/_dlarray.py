@@ -81,7 +81,7 @@ def _label(tensor: torch.Tensor, fmt: str) -> tuple[torch.Tensor, str]:
     return tensor, target
 
 
-Operator = Callable[[Any, object], Any]
+Operator = Callable[["DLArray", object], "DLArray"]
 
 
 def _operators(
