@@ -67,7 +67,8 @@ def _as_tensor(data: object) -> torch.Tensor:
 
 
 def _label(tensor: torch.Tensor, fmt: str) -> tuple[torch.Tensor, str]:
-    """Apply SPEC 1 rules 2-4: pad labels with singletons, sort canonically, drop trailing U."""
+    """Apply the format rules 2-4 of docs/formats.md: pad labels with singletons, sort
+    canonically, drop trailing U."""
     if not fmt:
         return tensor, ""
     pattern, target = _labelling_plan(fmt, tensor.ndim)

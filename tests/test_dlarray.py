@@ -1,4 +1,4 @@
-"""DLArray: SPEC section 1 rules, accessors, conversions, label-aligned arithmetic, pytree."""
+"""DLArray: the format rules of docs/formats.md, accessors, conversions, label-aligned arithmetic, pytree."""
 
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ def canonical_reference(x: np.ndarray, fmt: str) -> tuple[np.ndarray, str]:
     return np.transpose(x, order), "".join(fmt[i] for i in order)
 
 
-# -- SPEC 1 rule 3: the required examples ----------------------------------------------------
+# -- docs/formats.md rule 3: the required examples ----------------------------------------------------
 def test_spec_example_tcb():
     X = dlf.dlarray(torch.randn(3, 4, 5), "TCB")
     assert dlf.dims(X) == "CBT"

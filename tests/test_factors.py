@@ -1,4 +1,4 @@
-"""Learn-rate and L2 factors (SPEC section 3): param_groups and MATLAB's set/get functions."""
+"""Learn-rate and L2 factors (docs/position_embedding.md, "Learn-rate and L2 factors"): param_groups and MATLAB's set/get functions."""
 
 from __future__ import annotations
 

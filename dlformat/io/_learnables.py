@@ -160,15 +160,7 @@ def _rows(path: Any, table: dict[str, Any]) -> list[tuple[str, str, np.ndarray]]
             raise DLFormatError(
                 f"{path}: {column} is missing; a learnables table has Layer, Parameter and Value"
             )
-        cells = table[column]
-        if (
-            not isinstance(cells, np.ndarray)
-            or cells.dtype != object
-            or cells.ndim != 2
-            or 1 not in cells.shape
-        ):
-            raise DLFormatError(f"{path}: {column} must be an N×1 cell array; got {type(cells).__name__}")
-        columns.append(cells.ravel(order="F"))
+        columns.append(_column(path, column, table[column]))
     if len({len(column) for column in columns}) != 1:
         raise DLFormatError(f"{path}: Layer, Parameter and Value must have the same number of rows")
     rows = []
@@ -179,6 +171,13 @@ def _rows(path: Any, table: dict[str, Any]) -> list[tuple[str, str, np.ndarray]]
             raise DLFormatError(f"{path} row {number}: Value of {name}/{parameter} must be a numeric array")
         rows.append((name, parameter, value))
     return rows
+
+
+def _column(path: Any, column: str, cells: Any) -> np.ndarray:
+    """One column of a learnables table: an N×1 (or 1×N) cell array, as a flat object array."""
+    if not isinstance(cells, np.ndarray) or cells.dtype != object or cells.ndim != 2 or 1 not in cells.shape:
+        raise DLFormatError(f"{path}: {column} must be an N×1 cell array; got {type(cells).__name__}")
+    return cells.ravel(order="F")
 
 
 def listing(path: Any, entries: list[Entry]) -> list[tuple[str, str, Entry]]:
@@ -192,15 +191,7 @@ def listing(path: Any, entries: list[Entry]) -> list[tuple[str, str, Entry]]:
     names = loadmat(path, ["Layer", "Parameter"])
     columns = []
     for column in ("Layer", "Parameter"):
-        cells = names[column]
-        if (
-            not isinstance(cells, np.ndarray)
-            or cells.dtype != object
-            or cells.ndim != 2
-            or 1 not in cells.shape
-        ):
-            raise DLFormatError(f"{path}: {column} must be an N×1 cell array; got {type(cells).__name__}")
-        columns.append(cells.ravel(order="F"))
+        columns.append(_column(path, column, names[column]))
     values: dict[int, Entry | None] = {}
     for entry in entries:
         match = re.fullmatch(r"Value\{(\d+)\}(.*)", entry.path)

@@ -79,7 +79,8 @@ class _Reader:
         except (KeyError, ValueError, RuntimeError) as error:
             raise DLFormatError(f"{path!r} is missing from the file ({error})") from None
 
-    def node(self, oid: Any, path: str, depth: int) -> Any:
+    def classified(self, oid: Any, path: str, depth: int) -> tuple[set[str], str]:
+        """An object's attribute names and MATLAB class, once its depth is checked."""
         if depth > MAX_DEPTH:
             raise DLFormatError(
                 f"variable {path!r} nests more than {MAX_DEPTH} levels deep (or refers to itself)"
@@ -87,7 +88,10 @@ class _Reader:
         attributes = self.attribute_names(oid)
         if "MATLAB_class" not in attributes:
             raise DLFormatError(f"{path!r} has no MATLAB_class attribute; the file is not a MATLAB v7.3 file")
-        matlab_class = _text(self.attribute(oid, "MATLAB_class"))
+        return attributes, _text(self.attribute(oid, "MATLAB_class"))
+
+    def node(self, oid: Any, path: str, depth: int) -> Any:
+        attributes, matlab_class = self.classified(oid, path, depth)
         if matlab_class not in _PLAIN_CLASSES or "MATLAB_object_decode" in attributes:
             raise object_error(path, matlab_class)
         kind = self.h5py.h5i.get_type(oid)
@@ -163,7 +167,8 @@ class _Reader:
             )
         return cells
 
-    def dereference(self, reference: Any, path: str, depth: int) -> Any:
+    def target(self, reference: Any, path: str) -> Any:
+        """The object a cell's or struct array's reference points to, checked."""
         if not isinstance(reference, self.h5py.Reference) or not reference:
             raise DLFormatError(f"{path!r} should hold an object reference; the file is corrupt")
         try:
@@ -172,7 +177,10 @@ class _Reader:
             raise DLFormatError(f"{path!r} refers to a missing object ({error})") from None
         if target is None:
             raise DLFormatError(f"{path!r} refers to a missing object")
-        return self.node(target, path, depth + 1)
+        return target
+
+    def dereference(self, reference: Any, path: str, depth: int) -> Any:
+        return self.node(self.target(reference, path), path, depth + 1)
 
     def field_names(self, group: Any, attributes: set[str], path: str) -> list[str]:
         if "MATLAB_fields" not in attributes:
@@ -188,14 +196,22 @@ class _Reader:
             names = self.read(dataset, path)
         return [_text(name) for name in np.asarray(names, dtype=object).ravel()]
 
-    def struct(self, group: Any, attributes: set[str], path: str, depth: int) -> Any:
+    def struct_members(
+        self, group: Any, attributes: set[str], path: str
+    ) -> tuple[list[str], list[Any], bool]:
+        """A struct's field names, their HDF5 objects, and whether it is a struct array (its fields
+        then hold references to each element's values, and carry no MATLAB class)."""
         fields = self.field_names(group, attributes, path)
         children = [self.open(group, field, f"{path}.{field}") for field in fields]
-        is_array = children and all(
+        is_array = bool(children) and all(
             self.h5py.h5i.get_type(child) == self.h5py.h5i.DATASET
             and "MATLAB_class" not in self.attribute_names(child)
             for child in children
         )
+        return fields, children, is_array
+
+    def struct(self, group: Any, attributes: set[str], path: str, depth: int) -> Any:
+        fields, children, is_array = self.struct_members(group, attributes, path)
         if not is_array:
             return {
                 field: self.node(child, f"{path}.{field}", depth + 1)
@@ -245,13 +261,15 @@ def _chars(codes: np.ndarray) -> Any:
     return np.array(rows) if rows else ""
 
 
-def read(path: Path, variable_names: list[str] | None, size: int) -> dict[str, Any]:
-    h5py = _h5py(path)
+def _open_file(path: Path) -> Any:
     try:
-        file = h5py.File(path, "r")
+        return _h5py(path).File(path, "r")
     except OSError as error:
         raise DLFormatError(f"cannot read {path} as a MAT-file version 7.3 (HDF5): {error}") from None
-    with file:
+
+
+def read(path: Path, variable_names: list[str] | None, size: int) -> dict[str, Any]:
+    with _open_file(path) as file:
         names = [name for name in file.keys() if not name.startswith("#")]
         wanted = names if variable_names is None else variable_names
         check_wanted(path, wanted, names)
@@ -267,12 +285,7 @@ def listing(path: Path, size: int) -> list[Entry]:
     long field-name lists and the opening words of an MCOS object's reference. No value of a
     numeric, logical or char array is read.
     """
-    h5py = _h5py(path)
-    try:
-        file = h5py.File(path, "r")
-    except OSError as error:
-        raise DLFormatError(f"cannot read {path} as a MAT-file version 7.3 (HDF5): {error}") from None
-    with file:
+    with _open_file(path) as file:
         lister = _Lister(file, size * MAX_DEFLATE_RATIO + (1 << 20))
         for name in file.keys():
             if not name.startswith("#"):
@@ -288,14 +301,7 @@ class _Lister(_Reader):
         self.entries: list[Entry] = []
 
     def walk(self, oid: Any, path: str, depth: int) -> None:
-        if depth > MAX_DEPTH:
-            raise DLFormatError(
-                f"variable {path!r} nests more than {MAX_DEPTH} levels deep (or refers to itself)"
-            )
-        attributes = self.attribute_names(oid)
-        if "MATLAB_class" not in attributes:
-            raise DLFormatError(f"{path!r} has no MATLAB_class attribute; the file is not a MATLAB v7.3 file")
-        matlab_class = _text(self.attribute(oid, "MATLAB_class"))
+        attributes, matlab_class = self.classified(oid, path, depth)
         kind = self.h5py.h5i.get_type(oid)
         if matlab_class not in _PLAIN_CLASSES or "MATLAB_object_decode" in attributes:
             dims = self.object_dims(oid) if kind == self.h5py.h5i.DATASET else None
@@ -338,25 +344,8 @@ class _Lister(_Reader):
             return
         self.entries.append(_array_entry(path, matlab_class, dims, oid.dtype))
 
-    def target(self, reference: Any, path: str) -> Any:
-        if not isinstance(reference, self.h5py.Reference) or not reference:
-            raise DLFormatError(f"{path!r} should hold an object reference; the file is corrupt")
-        try:
-            target = self.h5py.h5r.dereference(reference, self.file.id)
-        except (KeyError, ValueError, RuntimeError, TypeError) as error:
-            raise DLFormatError(f"{path!r} refers to a missing object ({error})") from None
-        if target is None:
-            raise DLFormatError(f"{path!r} refers to a missing object")
-        return target
-
     def walk_struct(self, group: Any, attributes: set[str], path: str, depth: int) -> None:
-        fields = self.field_names(group, attributes, path)
-        children = [self.open(group, field, f"{path}.{field}") for field in fields]
-        is_array = children and all(
-            self.h5py.h5i.get_type(child) == self.h5py.h5i.DATASET
-            and "MATLAB_class" not in self.attribute_names(child)
-            for child in children
-        )
+        fields, children, is_array = self.struct_members(group, attributes, path)
         if not fields:
             self.entries.append(Entry(path, "struct", (1, 1), "", 0))
         if not is_array:

@@ -2,7 +2,7 @@
 
     python docs/images/make_position_tables.py
 
-Needs matplotlib (pip install "dlformat[plot]").
+Needs matplotlib: the dlformat[plot] extra (pip install -e ".[plot]" in the repository).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""positionEmbeddingLayer: SPEC section 2, property by property, against NumPy references."""
+"""positionEmbeddingLayer (docs/position_embedding.md), property by property, against NumPy references."""
 
 from __future__ import annotations
 
