@@ -223,14 +223,20 @@ class _PortNames:
 
     def __set__(self, layer: Layer, value: Any) -> None:
         _refuse_after_construction(layer, self.name)
-        names = (value,) if isinstance(value, str) else tuple(value)
-        for name in names:
-            _validate.text(self.name, name)
-            if not name or "/" in name:
-                raise DLFormatError(f"{self.name} must be non-empty names without '/'; got {name!r}")
-        if len(set(names)) != len(names):
-            raise DLFormatError(f"{self.name} must be unique; got {', '.join(names)}")
-        layer._ports[self.side] = names
+        layer._ports[self.side] = checked_port_names(self.name, value)
+
+
+def checked_port_names(label: str, value: Any) -> tuple[str, ...]:
+    """``InputNames``/``OutputNames`` checked: unique, non-empty names without ``/`` (which
+    separates layer and port in ``"add/in2"``); one string is one name."""
+    names = (value,) if isinstance(value, str) else tuple(value)
+    for name in names:
+        _validate.text(label, name)
+        if not name or "/" in name:
+            raise DLFormatError(f"{label} must be non-empty names without '/'; got {name!r}")
+    if len(set(names)) != len(names):
+        raise DLFormatError(f"{label} must be unique; got {', '.join(names)}")
+    return names
 
 
 def _refuse_after_construction(layer: Layer, name: str) -> None:

@@ -3,6 +3,9 @@
 
 from __future__ import annotations
 
+import re
+
+import pytest
 import torch
 
 import dlformat as dlf
@@ -43,3 +46,21 @@ def test_the_porting_walkthrough_runs_as_written():
     assert dlf.dims(Y) == "CBT" and tuple(Y.shape) == (8, 2, 4)
     layer = dlf.positionEmbeddingLayer(64, 128, "Name", "posemb")  # MATLAB's positional Name,Value pairs
     assert layer.Name == "posemb"
+
+
+# -- regressions ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("option", "names", "message"),
+    [
+        ("InputNames", ["x/1", "y"], "InputNames must be non-empty names without '/'; got 'x/1'"),
+        ("InputNames", ["x", "x"], "InputNames must be unique; got x, x"),
+        ("OutputNames", ["", "y"], "OutputNames must be non-empty names without '/'; got ''"),
+    ],
+)
+def test_function_layer_port_names_are_checked_as_a_custom_layers_are(option, names, message):
+    """A '/' in a port name made "layer/port" ambiguous, and repeated names made ports unreachable:
+    functionLayer accepted both while custom layers refused them."""
+    with pytest.raises(dlf.DLFormatError, match=f"^{re.escape(message)}$"):
+        dlf.functionLayer(lambda a, b: (a, b), NumOutputs=2, **{option: names})
