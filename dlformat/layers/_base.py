@@ -256,6 +256,15 @@ class _LayerType(type):
     def __call__(cls, *args: Any, **kwargs: Any) -> Any:
         args, kwargs = _options.normalize(cls.__name__, cls._options, args, kwargs)
         layer = super().__call__(*args, **kwargs)
+        if cls.__signature__ is not cls._declared_signature:
+            # a custom layer's own __init__: its arguments are what rebuilds it (get_config)
+            try:
+                bound = cls.__signature__.bind(*args, **kwargs)
+            except TypeError:
+                pass
+            else:
+                bound.apply_defaults()
+                layer.__dict__["_arguments"] = dict(bound.arguments)
         layer._finish_construction()
         return layer
 
@@ -631,13 +640,43 @@ class Layer(nn.Module, metaclass=_LayerType):
 
     # -- config -------------------------------------------------------------------------
     def get_config(self) -> dict[str, Any]:
-        """The constructor arguments that rebuild this layer (learnables excepted)."""
-        return {key: getattr(self, key) for key in self.config_keys}
+        """The constructor arguments that rebuild this layer (learnables excepted).
+
+        A custom layer with its own ``__init__`` gives the arguments it was constructed with
+        (``Name`` as it is now); other layers give their declared properties.
+        """
+        arguments = self.__dict__.get("_arguments")
+        if arguments is None:
+            return {key: getattr(self, key) for key in self.config_keys}
+        parameters = type(self).__signature__.parameters
+        config: dict[str, Any] = {}
+        for name, value in arguments.items():
+            if parameters[name].kind is inspect.Parameter.VAR_KEYWORD:
+                config.update(value)
+            else:
+                config[name] = value
+        if "Name" in config:
+            config["Name"] = self.Name
+        return config
 
     @classmethod
     def from_config(cls, config: dict[str, Any]) -> Layer:
         """Build a layer from :meth:`get_config`'s output."""
-        return cls(**config)
+        if cls.__signature__ is cls._declared_signature:
+            return cls(**config)
+        parameters = cls.__signature__.parameters.values()
+        takes_varargs = any(parameter.kind is parameter.VAR_POSITIONAL for parameter in parameters)
+        args: list[Any] = []
+        kwargs = dict(config)
+        for parameter in parameters:
+            if parameter.kind is parameter.VAR_POSITIONAL:
+                args.extend(kwargs.pop(parameter.name, ()))
+            elif parameter.name in kwargs and (
+                parameter.kind is parameter.POSITIONAL_ONLY
+                or (takes_varargs and parameter.kind is parameter.POSITIONAL_OR_KEYWORD)
+            ):
+                args.append(kwargs.pop(parameter.name))
+        return cls(*args, **kwargs)
 
     # -- display ------------------------------------------------------------------------
     def _display_groups(self) -> list[tuple[str, list[str]]]:
@@ -680,7 +719,7 @@ class Layer(nn.Module, metaclass=_LayerType):
         return "\n".join(lines)
 
     def extra_repr(self) -> str:
-        return ", ".join(f"{key}={getattr(self, key)!r}" for key in self.config_keys)
+        return ", ".join(f"{key}={value!r}" for key, value in self.get_config().items())
 
 
 def _declare(cls: type[Layer]) -> None:
@@ -723,9 +762,25 @@ def _declare(cls: type[Layer]) -> None:
     if own_init is not None and own_init is not Layer.__init__:
         signature = inspect.signature(own_init)
         cls.__signature__ = signature.replace(parameters=list(signature.parameters.values())[1:])
+        cls.config_keys = tuple(
+            name
+            for name, parameter in cls.__signature__.parameters.items()
+            if parameter.kind is not inspect.Parameter.VAR_KEYWORD
+        )
     else:
         cls.__signature__ = cls._declared_signature
-    cls._options = _options.Options(cls.__signature__)
+    options = cls.__signature__
+    parameters = list(options.parameters.values())
+    if parameters and parameters[-1].kind is inspect.Parameter.VAR_KEYWORD:
+        # an __init__ passing **options on to Layer.__init__ takes the declared options too (Name)
+        named = set(options.parameters)
+        extra = [
+            parameter.replace(kind=inspect.Parameter.KEYWORD_ONLY)
+            for parameter in cls._declared_signature.parameters.values()
+            if parameter.name not in named
+        ]
+        options = options.replace(parameters=parameters[:-1] + extra + parameters[-1:])
+    cls._options = _options.Options(options)
 
 
 def _default(declaration: Property | Factor) -> Any:

@@ -64,3 +64,66 @@ def test_function_layer_port_names_are_checked_as_a_custom_layers_are(option, na
     functionLayer accepted both while custom layers refused them."""
     with pytest.raises(dlf.DLFormatError, match=f"^{re.escape(message)}$"):
         dlf.functionLayer(lambda a, b: (a, b), NumOutputs=2, **{option: names})
+
+
+class WeightedAddition(dlf.Layer):
+    """MATLAB's documented weighted addition layer: NumInputs set in the constructor."""
+
+    def __init__(self, numInputs, Name=""):
+        super().__init__(Name=Name)
+        self.NumInputs = numInputs
+        self.Description = f"Weighted addition of {numInputs} inputs"
+        self.add_learnable("Weights", torch.rand(numInputs))
+
+    def predict(self, *X):
+        Z = X[0] * dlf.dlarray(self.Weights[0])
+        for index in range(1, self.NumInputs):
+            Z = Z + X[index] * dlf.dlarray(self.Weights[index])
+        return Z
+
+
+class Star(dlf.Layer):
+    def __init__(self, first, *rest, Name=""):
+        super().__init__(Name=Name)
+        self.values = (first, *rest)
+
+    def predict(self, X):
+        return X
+
+
+class Passthrough(dlf.Layer):
+    def __init__(self, factor, **options):
+        super().__init__(**options)
+        self.factor = factor
+
+    def predict(self, X):
+        return X * self.factor
+
+
+@pytest.mark.parametrize(
+    ("make", "config"),
+    [
+        (lambda: WeightedAddition(3, Name="wa"), {"numInputs": 3, "Name": "wa"}),
+        (lambda: WeightedAddition(2, "Name", "wa"), {"numInputs": 2, "Name": "wa"}),
+        (lambda: Star(1, 2, 3, Name="st"), {"first": 1, "rest": (2, 3), "Name": "st"}),
+        (lambda: Passthrough(2.5, Name="p"), {"factor": 2.5, "Name": "p"}),
+        (lambda: Passthrough(2.5, "name", "p"), {"factor": 2.5, "Name": "p"}),
+    ],
+    ids=["positional", "pairs", "varargs", "kwargs", "kwargs-pairs"],
+)
+def test_a_custom_layers_config_holds_its_constructor_arguments_and_rebuilds_it(make, config):
+    """get_config gave only Name for a custom layer, so from_config failed for any constructor
+    taking more (WeightedAddition(numInputs)): TypeError, missing 'numInputs'. A constructor
+    passing **options on to Layer refused Name: "has no option 'Name'"."""
+    layer = make()
+    assert layer.get_config() == config
+    rebuilt = type(layer).from_config(layer.get_config())
+    assert type(rebuilt) is type(layer) and rebuilt.get_config() == config
+    assert rebuilt.NumInputs == layer.NumInputs and rebuilt.Name == layer.Name
+
+
+def test_a_custom_layers_config_follows_its_name_given_by_a_network():
+    layer = WeightedAddition(2)
+    dlf.dlnetwork(layer, Initialize=False)
+    assert layer.Name == "layer" and layer.get_config() == {"numInputs": 2, "Name": "layer"}
+    assert layer.extra_repr() == "numInputs=2, Name='layer'"
