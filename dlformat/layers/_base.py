@@ -252,6 +252,8 @@ class _LayerType(type):
     MATLAB's ``'Name', value`` pairs and any-case option names in every constructor call."""
 
     _options: _options.Options
+    _declared_signature: inspect.Signature
+    __signature__: inspect.Signature
 
     def __call__(cls, *args: Any, **kwargs: Any) -> Any:
         args, kwargs = _options.normalize(cls.__name__, cls._options, args, kwargs)
@@ -312,6 +314,7 @@ class Layer(nn.Module, metaclass=_LayerType):
     _declared: ClassVar[dict[str, Property | Factor]] = {}
     _learnable_specs: ClassVar[dict[str, Learnable]] = {}
     _declared_signature: ClassVar[inspect.Signature]
+    __signature__: ClassVar[inspect.Signature]  # the constructor's: the declared one, or a custom __init__'s
     config_keys: ClassVar[tuple[str, ...]] = ("Name",)
 
     Name = Property(_validate.text, default="", doc="The layer name, a string.")
@@ -445,7 +448,9 @@ class Layer(nn.Module, metaclass=_LayerType):
     def add_state(self, name: str, value: Any) -> torch.Tensor:
         """Add a state value (MATLAB's ``properties (State)``): a buffer in ``state_dict``.
 
-        A layer's ``forward`` may return updated state; see docs/custom_layers.md.
+        Where MATLAB's ``forward`` returns updated state after its outputs, a layer here assigns
+        it, ``self.<name> = value`` (a dlarray, tensor or NumPy array, stored detached: state
+        takes no gradient); see docs/custom_layers.md.
         """
         self._check_new_name(name)
         tensor = _floating_tensor(f"{type(self).__name__} {name}", value)
@@ -595,6 +600,8 @@ class Layer(nn.Module, metaclass=_LayerType):
         if name in self.__dict__.get("_learnable_names", ()):
             current = self._parameters[name]
             value = self._checked_learnable(name, value, None if current is None else current.device)
+        elif name in self.__dict__.get("_state_names", ()):
+            value = _floating_tensor(f"{type(self).__name__} {name}", value).to(self._buffers[name].device)
         elif (
             name[:1].isupper()
             and self.__dict__.get("_constructed")

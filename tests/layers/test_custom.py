@@ -127,3 +127,40 @@ def test_a_custom_layers_config_follows_its_name_given_by_a_network():
     dlf.dlnetwork(layer, Initialize=False)
     assert layer.Name == "layer" and layer.get_config() == {"numInputs": 2, "Name": "layer"}
     assert layer.extra_repr() == "numInputs=2, Name='layer'"
+
+
+class RunningMean(dlf.Layer):
+    """State as MATLAB's batch normalization keeps it: updated in forward, used by predict."""
+
+    def __init__(self, Name=""):
+        super().__init__(Name=Name)
+        self.add_state("Mean", torch.zeros(3, 1))
+
+    def predict(self, X):
+        return X - dlf.dlarray(self.Mean)
+
+    def forward(self, X):
+        batch_mean = dlf.dlarray(dlf.stripdims(X).mean(1, keepdim=True))
+        self.Mean = batch_mean * 0.5 + dlf.dlarray(self.Mean) * 0.5  # MATLAB returns it; here it is assigned
+        return X - batch_mean
+
+
+def test_forward_updates_state_by_assignment_detached_and_predict_reads_it():
+    """Assigning a dlarray to a state value raised torch's TypeError ("cannot assign ... as buffer")."""
+    layer = RunningMean(Name="rm")
+    X = dlf.dlarray(torch.tensor([[1.0, 3.0], [2.0, 2.0], [0.0, 4.0]], requires_grad=True), "CB")
+    Y = layer(X, training=True)
+    torch.testing.assert_close(dlf.extractdata(Y), torch.tensor([[-1.0, 1.0], [0.0, 0.0], [-2.0, 2.0]]))
+    assert type(layer.Mean) is torch.Tensor and not layer.Mean.requires_grad
+    torch.testing.assert_close(layer.state_dict()["Mean"], torch.tensor([[1.0], [1.0], [1.0]]))
+    Z = layer(X, training=False)  # inference reads the state and leaves it
+    torch.testing.assert_close(dlf.extractdata(Z), torch.tensor([[0.0, 2.0], [1.0, 1.0], [-1.0, 3.0]]))
+    torch.testing.assert_close(layer.Mean, torch.tensor([[1.0], [1.0], [1.0]]))
+
+
+def test_a_state_value_must_stay_floating():
+    layer = RunningMean()
+    with pytest.raises(
+        dlf.DLFormatError, match=r"^RunningMean Mean must be a floating-point tensor .*torch\.int64$"
+    ):
+        layer.Mean = torch.tensor([1, 2])
