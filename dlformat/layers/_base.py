@@ -17,6 +17,7 @@ and the port properties ``NumInputs``/``InputNames``/``NumOutputs``/``OutputName
 
 from __future__ import annotations
 
+import functools
 import inspect
 import re
 import threading
@@ -405,10 +406,14 @@ class Layer(nn.Module, metaclass=_LayerType):
         ]
         result = method(*stripped, **options)
         if not fmt:
-            return result
+            if not any(isinstance(x, DLArray) for x in X):
+                return result  # plain tensors in, whatever the layer returns out
+            finish = _unformatted  # unformatted dlarrays in: dlarrays out, as with a format
+        else:
+            finish = functools.partial(_relabel, fmt=fmt, layer=self)
         if self.NumOutputs == 1:
-            return _relabel(result, fmt, self)
-        return tuple(_relabel(value, fmt, self) for value in result)
+            return finish(result)
+        return tuple(finish(value) for value in result)
 
     # -- learnables and state -----------------------------------------------------------------
     @property
@@ -812,6 +817,11 @@ def _floating_tensor(label: str, value: object) -> torch.Tensor:
             )
         return value.detach().clone()
     raise DLFormatError(f"{label} must be a NumPy array or torch tensor; got {_validate.describe(value)}")
+
+
+def _unformatted(result: Any) -> Any:
+    """A non-formattable layer's output for unformatted input: tensors become unformatted dlarrays."""
+    return DLArray._wrap(result, "") if isinstance(result, torch.Tensor) else result
 
 
 def _relabel(result: Any, fmt: str, layer: Layer) -> Any:

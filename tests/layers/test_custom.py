@@ -164,3 +164,19 @@ def test_a_state_value_must_stay_floating():
         dlf.DLFormatError, match=r"^RunningMean Mean must be a floating-point tensor .*torch\.int64$"
     ):
         layer.Mean = torch.tensor([1, 2])
+
+
+class Sine(dlf.Layer):
+    Formattable = False
+
+    def predict(self, X):
+        return torch.sin(dlf.stripdims(X))
+
+
+def test_a_non_formattable_layer_given_unformatted_dlarrays_returns_a_dlarray():
+    """With no format to give back, a tensor result came back as a plain torch.Tensor."""
+    X = torch.tensor([[0.0, 1.0]])
+    Y = Sine()(dlf.dlarray(X))
+    assert type(Y) is dlf.DLArray and dlf.dims(Y) == ""
+    torch.testing.assert_close(dlf.extractdata(Y), torch.sin(X))
+    assert type(Sine()(X)) is torch.Tensor  # plain tensors in: the layer's own result
