@@ -58,11 +58,12 @@ __all__ = [
 
 def __getattr__(name: str) -> object:
     # A MATLAB user's first try of a name dlformat lacks should say so, not suggest a
-    # near-miss ("Did you mean 'FeatureInputLayer'?"): the error carries no name/obj, which
-    # is what Python's suggestion machinery reads.
+    # near-miss ("Did you mean 'FeatureInputLayer'?"): Python fills in name/obj for errors from a
+    # module __getattr__ and suggests from them, unless obj is given (None) here.
     if name.startswith("__"):
         raise AttributeError(f"module 'dlformat' has no attribute '{name}'")
     raise AttributeError(
         f"dlformat has no '{name}': if it is a MATLAB function or layer, dlformat does not port it yet. "
-        "The ported MATLAB names are listed in docs/matlab_names.md (and in dlformat.__all__)"
+        "The ported MATLAB names are listed in docs/matlab_names.md (and in dlformat.__all__)",
+        obj=None,
     )

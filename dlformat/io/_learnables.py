@@ -122,6 +122,9 @@ def load_learnables(module: nn.Module, path: str | os.PathLike[str], strict: boo
             raise DLFormatError(f"{path} row {number}: {name}/{parameter} appears twice")
         seen.add((name, parameter))
         target = getattr(layer, parameter)
+        if target.ndim < 2 and value.shape in ((1, target.numel()), (target.numel(), 1)):
+            # MATLAB has no 1-D or 0-D arrays: a length-N vector is stored 1×N (or N×1)
+            value = value.reshape(target.shape)
         if tuple(value.shape) != tuple(target.shape):
             raise DLFormatError(
                 f"{path} row {number}: layer {name!r} parameter {parameter!r} is "

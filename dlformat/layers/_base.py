@@ -17,6 +17,7 @@ and the port properties ``NumInputs``/``InputNames``/``NumOutputs``/``OutputName
 
 from __future__ import annotations
 
+import functools
 import inspect
 import re
 import threading
@@ -75,14 +76,20 @@ class _Ports(Named):
         if self.count:
             layer._ports[self.side] = _port_names(self.side, _validate.nonnegative_integer(self.name, value))
             return
-        names = (value,) if isinstance(value, str) else tuple(value)
-        for name in names:
-            _validate.text(self.name, name)
-            if not name or "/" in name:
-                raise DLFormatError(f"{self.name} must be non-empty names without '/'; got {name!r}")
-        if len(set(names)) != len(names):
-            raise DLFormatError(f"{self.name} must be unique; got {', '.join(names)}")
-        layer._ports[self.side] = names
+        layer._ports[self.side] = checked_port_names(self.name, value)
+
+
+def checked_port_names(label: str, value: Any) -> tuple[str, ...]:
+    """``InputNames``/``OutputNames`` checked: unique, non-empty names without ``/`` (which
+    separates layer and port in ``"add/in2"``); one string is one name."""
+    names = (value,) if isinstance(value, str) else tuple(value)
+    for name in names:
+        _validate.text(label, name)
+        if not name or "/" in name:
+            raise DLFormatError(f"{label} must be non-empty names without '/'; got {name!r}")
+    if len(set(names)) != len(names):
+        raise DLFormatError(f"{label} must be unique; got {', '.join(names)}")
+    return names
 
 
 def _refuse_after_construction(layer: Layer, name: str) -> None:
@@ -98,10 +105,21 @@ class _LayerType(type):
     MATLAB's ``'Name', value`` pairs and any-case option names in every constructor call."""
 
     _options: _options.Options
+    _declared_signature: inspect.Signature
+    __signature__: inspect.Signature
 
     def __call__(cls, *args: Any, **kwargs: Any) -> Any:
         args, kwargs = _options.normalize(cls.__name__, cls._options, args, kwargs)
         layer = super().__call__(*args, **kwargs)
+        if cls.__signature__ is not cls._declared_signature:
+            # a custom layer's own __init__: its arguments are what rebuilds it (get_config)
+            try:
+                bound = cls.__signature__.bind(*args, **kwargs)
+            except TypeError:
+                pass
+            else:
+                bound.apply_defaults()
+                layer.__dict__["_arguments"] = dict(bound.arguments)
         layer._finish_construction()
         return layer
 
@@ -149,6 +167,7 @@ class Layer(nn.Module, metaclass=_LayerType):
     _declared: ClassVar[dict[str, Property | Factor]] = {}
     _learnable_specs: ClassVar[dict[str, Learnable]] = {}
     _declared_signature: ClassVar[inspect.Signature]
+    __signature__: ClassVar[inspect.Signature]  # the constructor's: the declared one, or a custom __init__'s
     config_keys: ClassVar[tuple[str, ...]] = ("Name",)
     _like: torch.Tensor  # a 0-element buffer: the module's dtype and device (see __init__)
 
@@ -240,10 +259,14 @@ class Layer(nn.Module, metaclass=_LayerType):
         ]
         result = method(*stripped, **options)
         if not fmt:
-            return result
+            if not any(isinstance(x, DLArray) for x in X):
+                return result  # plain tensors in, whatever the layer returns out
+            finish = _unformatted  # unformatted dlarrays in: dlarrays out, as with a format
+        else:
+            finish = functools.partial(_relabel, fmt=fmt, layer=self)
         if self.NumOutputs == 1:
-            return _relabel(result, fmt, self)
-        return tuple(_relabel(value, fmt, self) for value in result)
+            return finish(result)
+        return tuple(finish(value) for value in result)
 
     # -- learnables and state -----------------------------------------------------------------
     @property
@@ -283,7 +306,9 @@ class Layer(nn.Module, metaclass=_LayerType):
     def add_state(self, name: str, value: Any) -> torch.Tensor:
         """Add a state value (MATLAB's ``properties (State)``): a buffer in ``state_dict``.
 
-        A layer's ``forward`` may return updated state; see docs/custom_layers.md.
+        Where MATLAB's ``forward`` returns updated state after its outputs, a layer here assigns
+        it, ``self.<name> = value`` (a dlarray, tensor or NumPy array, stored detached: state
+        takes no gradient); see docs/custom_layers.md.
         """
         self._check_new_name(name)
         tensor = _floating_tensor(f"{type(self).__name__} {name}", value)
@@ -458,6 +483,10 @@ class Layer(nn.Module, metaclass=_LayerType):
         if name in self.__dict__.get("_learnable_names", ()):
             current = self._parameters[name]
             value = self._checked_learnable(name, value, None if current is None else current.device)
+        elif name in self.__dict__.get("_state_names", ()):
+            current_state = self._buffers[name]
+            value = _floating_tensor(f"{type(self).__name__} {name}", value)
+            value = value if current_state is None else value.to(current_state.device)
         elif (
             name[:1].isupper()
             and self.__dict__.get("_constructed")
@@ -503,13 +532,43 @@ class Layer(nn.Module, metaclass=_LayerType):
 
     # -- config -------------------------------------------------------------------------
     def get_config(self) -> dict[str, Any]:
-        """The constructor arguments that rebuild this layer (learnables excepted)."""
-        return {key: getattr(self, key) for key in self.config_keys}
+        """The constructor arguments that rebuild this layer (learnables excepted).
+
+        A custom layer with its own ``__init__`` gives the arguments it was constructed with
+        (``Name`` as it is now); other layers give their declared properties.
+        """
+        arguments = self.__dict__.get("_arguments")
+        if arguments is None:
+            return {key: getattr(self, key) for key in self.config_keys}
+        parameters = type(self).__signature__.parameters
+        config: dict[str, Any] = {}
+        for name, value in arguments.items():
+            if parameters[name].kind is inspect.Parameter.VAR_KEYWORD:
+                config.update(value)
+            else:
+                config[name] = value
+        if "Name" in config:
+            config["Name"] = self.Name
+        return config
 
     @classmethod
     def from_config(cls, config: dict[str, Any]) -> Layer:
         """Build a layer from :meth:`get_config`'s output."""
-        return cls(**config)
+        if cls.__signature__ is cls._declared_signature:
+            return cls(**config)
+        parameters = cls.__signature__.parameters.values()
+        takes_varargs = any(parameter.kind is parameter.VAR_POSITIONAL for parameter in parameters)
+        args: list[Any] = []
+        kwargs = dict(config)
+        for parameter in parameters:
+            if parameter.kind is parameter.VAR_POSITIONAL:
+                args.extend(kwargs.pop(parameter.name, ()))
+            elif parameter.name in kwargs and (
+                parameter.kind is parameter.POSITIONAL_ONLY
+                or (takes_varargs and parameter.kind is parameter.POSITIONAL_OR_KEYWORD)
+            ):
+                args.append(kwargs.pop(parameter.name))
+        return cls(*args, **kwargs)
 
     # -- display ------------------------------------------------------------------------
     def _display_groups(self) -> list[tuple[str, list[str]]]:
@@ -552,7 +611,7 @@ class Layer(nn.Module, metaclass=_LayerType):
         return "\n".join(lines)
 
     def extra_repr(self) -> str:
-        return ", ".join(f"{key}={getattr(self, key)!r}" for key in self.config_keys)
+        return ", ".join(f"{key}={value!r}" for key, value in self.get_config().items())
 
 
 def _declare(cls: type[Layer]) -> None:
@@ -594,11 +653,26 @@ def _declare(cls: type[Layer]) -> None:
     )
     if own_init is not None and own_init is not Layer.__init__:
         signature = inspect.signature(own_init)
-        public = signature.replace(parameters=list(signature.parameters.values())[1:])
+        cls.__signature__ = signature.replace(parameters=list(signature.parameters.values())[1:])
+        cls.config_keys = tuple(
+            name
+            for name, parameter in cls.__signature__.parameters.items()
+            if parameter.kind is not inspect.Parameter.VAR_KEYWORD
+        )
     else:
-        public = cls._declared_signature
-    cls.__signature__ = public  # type: ignore[attr-defined]  # what inspect.signature(cls) reports
-    cls._options = _options.Options(public)
+        cls.__signature__ = cls._declared_signature
+    options = cls.__signature__
+    parameters = list(options.parameters.values())
+    if parameters and parameters[-1].kind is inspect.Parameter.VAR_KEYWORD:
+        # an __init__ passing **options on to Layer.__init__ takes the declared options too (Name)
+        named = set(options.parameters)
+        extra = [
+            parameter.replace(kind=inspect.Parameter.KEYWORD_ONLY)
+            for parameter in cls._declared_signature.parameters.values()
+            if parameter.name not in named
+        ]
+        options = options.replace(parameters=parameters[:-1] + extra + parameters[-1:])
+    cls._options = _options.Options(options)
 
 
 def _default(declaration: Property | Factor) -> Any:
@@ -623,6 +697,11 @@ def _floating_tensor(label: str, value: object) -> torch.Tensor:
             )
         return value.detach().clone()
     raise DLFormatError(f"{label} must be a NumPy array or torch tensor; got {_validate.describe(value)}")
+
+
+def _unformatted(result: Any) -> Any:
+    """A non-formattable layer's output for unformatted input: tensors become unformatted dlarrays."""
+    return DLArray._wrap(result, "") if isinstance(result, torch.Tensor) else result
 
 
 def _relabel(result: Any, fmt: str, layer: Layer) -> Any:

@@ -8,7 +8,7 @@ from typing import Any
 
 from .. import _validate
 from .._errors import DLFormatError
-from ._base import Layer, _port_names, matlab_constructor
+from ._base import Layer, _port_names, checked_port_names, matlab_constructor
 from ._properties import Property
 
 __all__ = ["FunctionLayer", "functionLayer"]
@@ -31,10 +31,7 @@ def _optional_count(name: str, value: object) -> int | None:
 
 
 def _optional_names(name: str, value: object) -> tuple[str, ...] | None:
-    if value is None:
-        return None
-    names = (value,) if isinstance(value, str) else tuple(value)  # type: ignore[arg-type]
-    return tuple(_validate.text(name, item) for item in names)
+    return None if value is None else checked_port_names(name, value)
 
 
 def _arity(function: Callable[..., Any]) -> int:

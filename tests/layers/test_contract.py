@@ -17,6 +17,7 @@ from dlformat.io import load_learnables, save_learnables
 from dlformat.layers import Layer
 
 from ..conftest import DEVICES, FLOAT_DTYPES
+from .test_custom import ChannelPReLU, OffsetLayer
 
 LAYERS = [
     pytest.param(
@@ -73,6 +74,20 @@ LAYERS = [
     pytest.param(lambda **kw: dlf.geluLayer(Approximation="tanh"), "CBT", (3, 2, 4), id="gelu"),
     pytest.param(lambda **kw: dlf.dropoutLayer(0.3), "CB", (3, 4), id="dropout"),
     pytest.param(lambda **kw: dlf.softmaxLayer(), "CBT", (4, 2, 3), id="softmax"),
+    # custom layers (dlf.Layer subclasses, tests/layers/test_custom.py) and functionLayer
+    pytest.param(lambda **kw: OffsetLayer(Name="offset").to(**kw), "CBT", (3, 2, 7), id="custom"),
+    pytest.param(
+        lambda **kw: ChannelPReLU(Name="prelu").to(**kw), "CBT", (3, 2, 7), id="custom-unformattable"
+    ),
+    pytest.param(
+        lambda **kw: dlf.functionLayer(lambda X: X * 2 - 1, Name="f"), "SCB", (4, 3, 2), id="function"
+    ),
+    pytest.param(
+        lambda **kw: dlf.functionLayer(lambda X: X * 2, Formattable=True),
+        "CBT",
+        (3, 2, 4),
+        id="function-formattable",
+    ),
 ]
 
 
