@@ -11,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ._display import text_table
 from ._errors import DLFormatError
 from ._format_table import check_row, load_format_table
 from ._validate import matlab_size
@@ -74,12 +75,8 @@ def _check(args: argparse.Namespace) -> int:
     seed = secrets.randbits(32) if args.seed is None else args.seed
     rng = np.random.default_rng(seed)
     results = [check_row(row, rng) for row in rows]
-    header = ("input", "position", "expected", "got", "result")
     lines = [(r.row.input, r.row.position, r.row.output, r.got, r.problem or "ok") for r in results]
-    widths = [max(len(line[i]) for line in [header, *lines]) for i in range(4)]
-    for line in [header, *lines]:
-        cells = [cell.ljust(width) for cell, width in zip(line[:4], widths, strict=True)]
-        print("  ".join([*cells, line[4]]))
+    _table(("input", "position", "expected", "got", "result"), lines)
     failed = sum(not result.ok for result in results)
     verdict = f"all {len(results)} rows ok" if not failed else f"{failed} of {len(results)} rows failed"
     print(f"{verdict} (seed {seed})")
@@ -87,9 +84,7 @@ def _check(args: argparse.Namespace) -> int:
 
 
 def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> None:
-    widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header))]
-    for row in [header, *rows]:
-        print("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip())
+    print("\n".join(text_table(header, rows, rule="")))
 
 
 def _inspect(args: argparse.Namespace) -> int:
