@@ -6,6 +6,7 @@ errors to ``torch``.
 """
 
 from . import functional, layers
+from ._batching import collate
 from ._dlarray import DLArray, dims, dlarray, extractdata, finddim, stripdims
 from ._errors import DLFormatError, LayerError
 from ._factors import getL2Factor, getLearnRateFactor, param_groups, setL2Factor, setLearnRateFactor
@@ -33,6 +34,7 @@ __all__ = [
     "__version__",
     "addLayers",
     "analyzeNetwork",
+    "collate",
     "connectLayers",
     "dims",
     "disconnectLayers",

@@ -35,6 +35,11 @@ def _from_numpy(array: np.ndarray) -> torch.Tensor:
         raise DLFormatError(
             f"dlarray data must be numeric or logical; got a NumPy array of dtype {array.dtype}"
         )
+    if array.dtype.kind in "fc" and array.dtype.itemsize > (8 if array.dtype.kind == "f" else 16):
+        raise DLFormatError(
+            f"dlarray data of NumPy dtype {array.dtype} has no torch counterpart; convert it first, "
+            "e.g. array.astype(np.float64)"
+        )
     if not array.dtype.isnative:
         array = array.astype(array.dtype.newbyteorder("="))
     if not array.flags.writeable or any(stride < 0 for stride in array.strides):

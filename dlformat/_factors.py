@@ -7,6 +7,7 @@ decay, as ``weight_decay`` in ``torch.optim.SGD`` and ``Adam``; not AdamW's).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from torch import nn
@@ -18,7 +19,7 @@ from .layers._base import Layer
 __all__ = ["getL2Factor", "getLearnRateFactor", "param_groups", "setL2Factor", "setLearnRateFactor"]
 
 
-def param_groups(module: nn.Module, lr: float, l2: float = 0.0) -> list[dict[str, Any]]:
+def param_groups(module: nn.Module | Iterable[nn.Module], lr: float, l2: float = 0.0) -> list[dict[str, Any]]:
     """Optimizer parameter groups, one per distinct (learn-rate factor, L2 factor) pair.
 
     Each group has ``lr = lr * LearnRateFactor`` and ``weight_decay = l2 * L2Factor``,
@@ -38,6 +39,13 @@ def param_groups(module: nn.Module, lr: float, l2: float = 0.0) -> list[dict[str
     l2 = _validate.factor("l2", l2)
     factors_of: dict[int, tuple[float, float]] = {}
     groups: dict[tuple[float, float], list[nn.Parameter]] = {}
+    if not isinstance(module, nn.Module):  # a list of layers, as MATLAB's layer arrays
+        items = list(module) if isinstance(module, (list, tuple)) else None
+        if items is None or not all(isinstance(item, nn.Module) for item in items):
+            raise DLFormatError(
+                f"param_groups needs a module or a list of layers; got {_validate.describe(module)}"
+            )
+        module = nn.ModuleList(items)
     for name, submodule in module.named_modules():
         for parameter_name, parameter in submodule.named_parameters(recurse=False):
             if isinstance(submodule, Layer) and parameter_name in submodule.learnables:

@@ -56,12 +56,19 @@ def _real_scalar(value: object) -> float | int | None:
     return None
 
 
+LARGEST_INTEGER = 2**53  # beyond it a MATLAB double cannot hold every integer: no size or index is larger
+
+
 def integer(name: str, value: object, *, minimum: int) -> int:
     """An integer ``>= minimum``: a Python, NumPy or torch integer, or an integral float."""
     number = _real_scalar(value)
-    if number is None or not math.isfinite(number) or number != int(number) or number < minimum:
+    finite = isinstance(number, int) or (number is not None and math.isfinite(number))
+    if number is None or not finite or number != int(number) or number < minimum:
         allowed = "a positive integer" if minimum == 1 else f"an integer >= {minimum}"
         raise DLFormatError(f"{name} must be {allowed}; got {describe(value)}")
+    if number > LARGEST_INTEGER:
+        limit = "at most 2^53 (MATLAB's largest exact integer)"
+        raise DLFormatError(f"{name} must be {limit}; got {describe(value)}")
     return int(number)
 
 

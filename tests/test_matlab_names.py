@@ -25,6 +25,7 @@ OWN = {
     "dlf.__version__",
     "dlf.functional",
     "dlf.param_groups",
+    "dlf.collate",
     "dlf.functional.position_embedding",
     "dlf.functional.rotary",
     "dlf.functional.sinusoid",

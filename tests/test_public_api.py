@@ -13,7 +13,7 @@ PUBLIC = {
     "DLNetwork", "dlnetwork", "addLayers", "connectLayers", "disconnectLayers", "removeLayers", "initialize",
     "forward", "predict", "analyzeNetwork", "replaceLayer", "LayerError",
     # custom layers and the functional core
-    "Layer", "FunctionLayer", "functionLayer", "functional",
+    "Layer", "FunctionLayer", "functionLayer", "functional", "collate",
     # the layers of MATLAB's transformer examples, class and constructor each
     "AdditionLayer", "additionLayer", "DropoutLayer", "dropoutLayer", "FeatureInputLayer", "featureInputLayer",
     "FullyConnectedLayer", "fullyConnectedLayer", "GELULayer", "geluLayer", "LayerNormalizationLayer",

@@ -14,9 +14,8 @@ import torch.nn.functional as F
 
 from .. import _validate
 from .._dlarray import DLArray, dlarray
-from .._errors import DLFormatError
 from .._options import matlab_function
-from ._common import formatted_input
+from ._common import floating_data, formatted_input
 
 __all__ = ["gelu", "leakyrelu", "relu", "sigmoid", "softmax"]
 
@@ -26,16 +25,7 @@ APPROXIMATIONS = ("none", "tanh")
 def _elementwise(name: str, X: Any, function: Callable[[torch.Tensor], torch.Tensor]) -> DLArray:
     """``function`` on the data of ``X`` (any dlarray, tensor or array), format kept."""
     X = X if isinstance(X, DLArray) else dlarray(X)
-    data = X._data
-    if not data.is_floating_point():
-        # MATLAB's dlarray holds single, double or logical data; logical computes as single
-        if data.dtype != torch.bool:
-            raise DLFormatError(
-                f"{name} needs floating-point or logical data (MATLAB's dlarray holds single, double or "
-                f"logical); got dtype {data.dtype}. Convert it first, e.g. X.float()"
-            )
-        data = data.to(torch.get_default_dtype())
-    return DLArray._wrap(function(data), X._fmt)
+    return DLArray._wrap(function(floating_data(X._data, name)), X._fmt)
 
 
 @matlab_function

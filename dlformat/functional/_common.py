@@ -12,11 +12,11 @@ from .. import _validate
 from .._dlarray import DLArray, dlarray, working_dtype
 from .._errors import DLFormatError
 
-__all__ = ["as_data", "formatted_input", "working_dtype"]
+__all__ = ["as_data", "floating_data", "formatted_input", "working_dtype"]
 
 
 def formatted_input(
-    X: Any, DataFormat: str | None, caller: str, needs: str = ""
+    X: Any, DataFormat: str | None, caller: str, needs: str = "", indices: bool = False
 ) -> tuple[DLArray, Callable[[DLArray], DLArray]]:
     """``X`` as a formatted dlarray, and how to give a result back in ``X``'s kind.
 
@@ -24,7 +24,9 @@ def formatted_input(
     format, and ``DataFormat`` is then an error; unformatted data (an unformatted dlarray, a
     tensor or a NumPy array) needs ``DataFormat``, which labels its dimensions in the order
     they are stored, and the result comes back unformatted, its dimensions in the order of
-    the formatted result. ``needs`` lists labels the format must have.
+    the formatted result. ``needs`` lists labels the format must have. The data must be
+    floating or logical, as MATLAB's dlarray holds single, double or logical data (logical
+    computes as single); ``indices=True`` admits integers too (``embed``'s word indices).
     """
     if isinstance(X, DLArray) and X._fmt:
         if DataFormat is not None:
@@ -45,12 +47,27 @@ def formatted_input(
                 f"{data.ndim}"
             )
         result, restore = dlarray(data, DataFormat), _strip
+    if not indices:
+        floating_data(result._data, caller)
     missing = [label for label in needs if label not in result._fmt]
     if missing:
         wanted = " and ".join(f'"{label}"' for label in needs)
         noun = f"a {wanted} dimension" if len(needs) == 1 else f"{wanted} dimensions"
         raise DLFormatError(f'{caller} needs data with {noun}; got format "{result._fmt}"')
     return result, restore
+
+
+def floating_data(data: torch.Tensor, caller: str) -> torch.Tensor:
+    """``data`` as MATLAB computes on it: floating kept, logical as single, integers refused
+    (MATLAB's dlarray holds single, double or logical data)."""
+    if data.is_floating_point():
+        return data
+    if data.dtype == torch.bool:
+        return data.to(torch.get_default_dtype())
+    raise DLFormatError(
+        f"{caller} needs floating-point or logical data (MATLAB's dlarray holds single, double or "
+        f"logical); got dtype {data.dtype}. Convert it first, e.g. X.float()"
+    )
 
 
 def _keep(Y: DLArray) -> DLArray:

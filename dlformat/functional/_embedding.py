@@ -47,7 +47,7 @@ def embed(X: Any, weights: Any, *, DataFormat: str | None = None) -> DLArray:
         >>> dlf.dims(Y), dlf.extractdata(Y)[:, 0, 1].tolist()
         ('CBT', [0.0, 0.0, 1.0])
     """
-    X, restore = formatted_input(X, DataFormat, "embed")
+    X, restore = formatted_input(X, DataFormat, "embed", indices=True)
     table = as_data(weights, "embed weights")
     if table.ndim != 2:
         raise DLFormatError(

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import math
 import re
 import threading
 from collections.abc import Callable
@@ -45,6 +46,8 @@ from ._properties import (
 
 __all__ = ["Layer", "matlab_constructor"]
 
+# A learnable larger than this is a size mistake (2**62 rows), not a model: refused before allocating
+MAX_LEARNABLE_BYTES = 1 << 44
 TORCH_KEYWORDS = ("device", "dtype", "generator")
 
 # First use of a lazy layer creates its learnables; two threads doing it at once must not
@@ -206,9 +209,7 @@ class Layer(nn.Module, metaclass=_LayerType):
         if dtype is not None:
             dtype = _validate.floating_dtype("dtype", dtype)
         # moves with the module (.to, .double, .cuda): lazy learnables are created like it
-        self.register_buffer(
-            "_like", torch.empty(0, dtype=dtype or torch.get_default_dtype(), device=device), persistent=False
-        )
+        self.register_buffer("_like", _empty_on(device, dtype or torch.get_default_dtype()), persistent=False)
         self._given_dtype = dtype
         given = {name: values.pop(name) for name in self._learnable_specs}
         for name in self._learnable_specs:
@@ -449,15 +450,25 @@ class Layer(nn.Module, metaclass=_LayerType):
         shape = self._learnable_shape(name)
         if shape is None:
             raise DLFormatError(f"{type(self).__name__} cannot draw {name}: it has no declared shape")
-        return _initializers.initialize(
-            initializer,
-            shape,
-            num_in=num_in,
-            num_out=num_out,
-            dtype=dtype,
-            device=device,
-            generator=generator,
-        )
+        count = math.prod(shape)
+        size = f"{type(self).__name__} {name} of size {_validate.matlab_size(shape)}"
+        if count * torch.empty(0, dtype=dtype).element_size() > MAX_LEARNABLE_BYTES:
+            raise DLFormatError(
+                f"{size} would hold about 10^{len(str(count)) - 1} values, more than any machine has; "
+                "check the sizes"
+            )
+        try:
+            return _initializers.initialize(
+                initializer,
+                shape,
+                num_in=num_in,
+                num_out=num_out,
+                dtype=dtype,
+                device=device,
+                generator=generator,
+            )
+        except MemoryError:
+            raise DLFormatError(f"{size} ({count:,} values of {dtype}) does not fit in memory") from None
 
     def reset_parameters(self, generator: torch.Generator | None = None) -> None:
         """Draw every declared learnable anew with its initializer (in place, same device and dtype)."""
@@ -480,6 +491,8 @@ class Layer(nn.Module, metaclass=_LayerType):
         return nn.Parameter(tensor.to(device) if device is not None else tensor)
 
     def __setattr__(self, name: str, value: Any) -> None:
+        if isinstance(getattr(type(self), name, None), property) and getattr(type(self), name).fset is None:
+            raise DLFormatError(f"You cannot set the read-only property '{name}' of {type(self).__name__}")
         if name in self.__dict__.get("_learnable_names", ()):
             current = self._parameters[name]
             value = self._checked_learnable(name, value, None if current is None else current.device)
@@ -673,6 +686,14 @@ def _declare(cls: type[Layer]) -> None:
         ]
         options = options.replace(parameters=parameters[:-1] + extra + parameters[-1:])
     cls._options = _options.Options(options)
+
+
+def _empty_on(device: Any, dtype: torch.dtype) -> torch.Tensor:
+    """An empty tensor on ``device``: a device torch cannot use is a clear error, not an AssertionError."""
+    try:
+        return torch.empty(0, dtype=dtype, device=device)
+    except (RuntimeError, AssertionError, TypeError, ValueError) as error:
+        raise DLFormatError(f"device {device!r} cannot be used here: {error}") from None
 
 
 def _default(declaration: Property | Factor) -> Any:

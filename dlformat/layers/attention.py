@@ -10,6 +10,7 @@ from .._dlarray import DLArray, dlarray, require_dimensions, stripdims
 from .._errors import DLFormatError
 from ..functional import attention, fullyconnect
 from ..functional._attention import MASKS, sequence_plan
+from ..functional._common import floating_data
 from ._base import Layer, matlab_constructor
 from ._properties import Learnable, Property, choice_property, factor_properties, initializer_property
 
@@ -141,6 +142,7 @@ class SelfAttentionLayer(Layer):
 
     def _check_input(self, data: Any) -> DLArray:
         X = require_dimensions(data, "C", self._caller)
+        floating_data(X._data, self._caller())
         try:
             sequence_plan(X._fmt)
         except DLFormatError as error:

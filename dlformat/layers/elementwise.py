@@ -7,6 +7,7 @@ import torch.nn.functional as F
 from .. import _validate, functional
 from .._dlarray import DLArray, require_dimensions, require_formatted
 from ..functional._activations import APPROXIMATIONS
+from ..functional._common import floating_data
 from ._base import Layer, matlab_constructor
 from ._properties import Property, choice_property
 
@@ -35,7 +36,8 @@ class ReLULayer(Layer):
     matlab_type = "ReLU"
 
     def predict(self, X: DLArray) -> DLArray:
-        return functional.relu(require_formatted(X, self._caller))
+        X = require_formatted(X, self._caller)
+        return functional.relu(DLArray._wrap(floating_data(X._data, self._caller()), X._fmt))
 
 
 class GELULayer(Layer):
@@ -54,7 +56,9 @@ class GELULayer(Layer):
     Approximation = choice_property(APPROXIMATIONS, "none", '"none" or "tanh".')
 
     def predict(self, X: DLArray) -> DLArray:
-        return functional.gelu(require_formatted(X, self._caller), Approximation=self.Approximation)
+        X = require_formatted(X, self._caller)
+        data = floating_data(X._data, self._caller())
+        return functional.gelu(DLArray._wrap(data, X._fmt), Approximation=self.Approximation)
 
 
 class DropoutLayer(Layer):
@@ -85,7 +89,8 @@ class DropoutLayer(Layer):
 
     def forward(self, X: DLArray) -> DLArray:  # type: ignore[override]  # MATLAB's forward, see Layer
         X = require_formatted(X, self._caller)
-        return DLArray._wrap(F.dropout(X._data, self.Probability, True), X._fmt)
+        data = floating_data(X._data, self._caller())
+        return DLArray._wrap(F.dropout(data, self.Probability, True), X._fmt)
 
 
 class SoftmaxLayer(Layer):
@@ -102,7 +107,8 @@ class SoftmaxLayer(Layer):
     default_name = "softmax"
 
     def predict(self, X: DLArray) -> DLArray:
-        return functional.softmax(require_dimensions(X, "C", self._caller))
+        X = require_dimensions(X, "C", self._caller)
+        return functional.softmax(DLArray._wrap(floating_data(X._data, self._caller()), X._fmt))
 
 
 reluLayer = matlab_constructor(ReLULayer, "reluLayer")

@@ -7,6 +7,7 @@ from typing import Any
 from .. import _validate
 from .._dlarray import DLArray, require_dimensions
 from ..functional import fullyconnect
+from ..functional._common import floating_data
 from ..functional._dense import flattened_size
 from ._base import Layer, matlab_constructor
 from ._properties import Learnable, Property, factor_properties, initializer_property
@@ -67,6 +68,7 @@ class FullyConnectedLayer(Layer):
 
     def predict(self, X: DLArray) -> DLArray:
         X = require_dimensions(X, "C", self._caller)
+        floating_data(X._data, self._caller())
         self._fit_input(X)
         return fullyconnect(X, self.Weights, self.Bias)
 

@@ -7,6 +7,7 @@ from typing import Any
 from .. import _validate
 from .._dlarray import DLArray, require_dimensions
 from ..functional import layernorm
+from ..functional._common import floating_data
 from ..functional._normalization import OPERATION_DIMENSIONS
 from ._base import Layer, matlab_constructor
 from ._properties import Learnable, Property, choice_property, factor_properties, initializer_property
@@ -65,6 +66,7 @@ class LayerNormalizationLayer(Layer):
 
     def predict(self, X: DLArray) -> DLArray:
         X = require_dimensions(X, "C", self._caller)
+        floating_data(X._data, self._caller())
         self._fit_input(X)
         return layernorm(
             X, self.Offset, self.Scale, Epsilon=self.Epsilon, OperationDimension=self.OperationDimension
