@@ -101,3 +101,11 @@ def test_a_layer_with_twenty_thousand_inputs_builds_names_and_displays():
     net = dlf.dlnetwork([dlf.featureInputLayer(3), dlf.additionLayer(20_000)], Initialize=False)
     assert len(net.InputNames) == 20_000 and net.InputNames[-1] == "addition/in20000"
     assert "addition/in2" in repr(net) and len(net.Connections) == 1
+
+
+@pytest.mark.parametrize("bad", [-3, 1.5, "2", None])
+def test_rotary_offsets_are_checked_on_every_assignment(bad):
+    rope = dlf.RotaryEmbedding(8, 64)
+    with pytest.raises(DLFormatError, match=r"position_offset must be an integer >= 0"):
+        rope.position_offset = bad
+    assert rope.position_offset == 0
