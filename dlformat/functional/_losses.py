@@ -160,12 +160,16 @@ def _mask(caller: str, Mask: Any, Y: DLArray) -> torch.Tensor | None:
         data = _aligned(caller, "mask", Mask, Y)
     else:
         data = as_data(Mask, f"{caller} Mask")
-        if data.numel() != 1 and _trimmed(data.shape) != _trimmed(Y.shape):
+        sizes = _trimmed(data.shape)
+        padded = sizes + (1,) * (Y.ndim - len(sizes))
+        fits = all(have in (1, size) for have, size in zip(padded, Y.shape, strict=False))
+        if len(sizes) > Y.ndim or not fits:
             raise DLFormatError(
                 f"{caller}: the mask has size {_size(data.shape)}; an unformatted mask must have the size of "
-                f"the predictions, {_size(Y.shape)} (or be a formatted dlarray aligned by label)"
+                f"the predictions, {_size(Y.shape)}, or 1 where it applies to all (or be a formatted dlarray "
+                "aligned by label)"
             )
-        data = data.reshape(Y.shape if data.numel() != 1 else ())
+        data = data.reshape(padded)
     if data.is_complex():
         raise DLFormatError(f"{caller}: the mask must be real or logical; got dtype {data.dtype}")
     return data

@@ -59,7 +59,7 @@ def _update(
     """Run ``step`` over every parameter; returns (params, *states) in the callers' containers."""
     if isinstance(params, DLNetwork):
         keys, leaves, factors = _parameters.network_rows(params)
-        gradients = _parameters.matched(caller, "the gradients", grad, keys)
+        gradients = _parameters.matched(caller, "grad", grad, keys)
         given = [
             None if _parameters.is_empty(state) else _parameters.matched(caller, name, state, keys)
             for state, name in zip(states, names, strict=True)
@@ -67,8 +67,8 @@ def _update(
     else:
         leaves, structure = _parameters.flatten(caller, "the parameters", params)
         factors = [1.0] * len(leaves)
-        gradients, arrangement = _parameters.flatten(caller, "the gradients", grad)
-        _parameters.same_structure(caller, "the gradients", structure, arrangement, "the parameters")
+        gradients, arrangement = _parameters.flatten(caller, "grad", grad)
+        _parameters.same_structure(caller, "grad", structure, arrangement, "the parameters")
         given = []
         for state, name in zip(states, names, strict=True):
             if _parameters.is_empty(state):
