@@ -191,7 +191,10 @@ class MiniBatchQueue:
         return self._function
 
     def _batch_position(self, variable: int) -> int | None:
-        """Where ``MiniBatchFormat`` puts ``B`` for this variable, if it gives one."""
+        """Where ``MiniBatchFormat`` puts ``B`` for this variable, if it gives one and the variable is
+        an output as it is (no ``MiniBatchFcn``: the formats then describe the function's outputs)."""
+        if self._function != "collate":
+            return None
         if variable < len(self.MiniBatchFormat) and "B" in self.MiniBatchFormat[variable]:
             return self.MiniBatchFormat[variable].index("B")
         return None
@@ -385,7 +388,8 @@ def minibatchqueue(
     """MATLAB's ``mbq = minibatchqueue(ds, numOutputs, Name=Value)`` over in-memory data.
 
     Each positional argument is one data source: a tensor or NumPy array (observations along the
-    dimension where the output's ``MiniBatchFormat`` puts ``B``, else along the last dimension),
+    dimension where its output's ``MiniBatchFormat`` puts ``B`` when there is no ``MiniBatchFcn``,
+    else along the last dimension, as MATLAB arrays hold observations: ``X(:,:,:,n)``, ``X(:,n)``),
     a list of observations (MATLAB's cell array; stacked along ``B``, or ``MiniBatchFcn`` combines
     them, e.g. padding sequences of different lengths), or a map-style torch ``Dataset`` (each item
     one observation, a tuple for several variables). A trailing integer is ``numOutputs``, for a

@@ -181,7 +181,7 @@ class TrainingProgressMonitor:
             parts.insert(0, f"{self.XLabel} {latest:g}")
         if self.Status:
             parts.insert(0, self.Status)
-        bar.set_postfix_str(", ".join(parts), refresh=False)
+        bar.set_description_str(", ".join(parts), refresh=False)
         bar.refresh()
 
     def _progress_bar(self) -> Any:
@@ -199,7 +199,9 @@ class TrainingProgressMonitor:
                 stacklevel=4,
             )
             return None
-        self._bar = tqdm(total=100, file=sys.stderr, bar_format="{l_bar}{bar}| {postfix}", dynamic_ncols=True)
+        self._bar = tqdm(
+            total=100, file=sys.stderr, bar_format="{percentage:3.0f}%|{bar}| {desc}", dynamic_ncols=True
+        )
         return self._bar
 
     def close(self) -> None:
