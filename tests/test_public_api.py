@@ -20,6 +20,10 @@ PUBLIC = {
     "layerNormalizationLayer", "ReLULayer", "reluLayer", "SelfAttentionLayer", "selfAttentionLayer",
     "SequenceInputLayer", "sequenceInputLayer", "SoftmaxLayer", "softmaxLayer", "WordEmbeddingLayer",
     "wordEmbeddingLayer",
+    # MATLAB's losses and the custom training loop
+    "crossentropy", "indexcrossentropy", "mse", "l1loss", "l2loss", "huber", "training", "dlfeval", "dlgradient",
+    "dlupdate", "adamupdate", "sgdmupdate", "rmspropupdate", "minibatchqueue", "MiniBatchQueue",
+    "trainingProgressMonitor", "TrainingProgressMonitor", "recordMetrics", "updateInfo", "groupSubPlot",
 }  # fmt: skip
 
 
