@@ -29,8 +29,8 @@ def dlupdate(fun: Callable[..., Any], net_or_params: Any, *more: Any) -> Any:
     changed), as MATLAB's value semantics have it.
 
     Examples:
-        >>> params = {"w": dlf.dlarray(torch.ones(2), "C")}
-        >>> grads = {"w": dlf.dlarray(torch.tensor([0.5, -0.5]), "C")}
+        >>> params = {"w": dlf.dlarray(torch.ones(2, dtype=torch.float64), "C")}
+        >>> grads = {"w": dlf.dlarray(torch.tensor([0.5, -0.5], dtype=torch.float64), "C")}
         >>> grads = dlf.dlupdate(lambda g, w: g + 0.1 * w, grads, params)  # L2 regularization
         >>> dlf.extractdata(grads["w"]).tolist()
         [0.6, -0.4]
