@@ -5,12 +5,13 @@ on those labels; dlformat brings the same semantics, MATLAB's layer names, prope
 errors to ``torch``.
 """
 
-from . import functional, layers
+from . import functional, layers, training
 from ._batching import collate
 from ._dlarray import DLArray, dims, dlarray, extractdata, finddim, stripdims
 from ._errors import DLFormatError, LayerError
 from ._factors import getL2Factor, getLearnRateFactor, param_groups, setL2Factor, setLearnRateFactor
 from ._version import __version__
+from .functional import crossentropy, huber, indexcrossentropy, l1loss, l2loss, mse
 from .layers import *  # noqa: F403  # every layer class and MATLAB constructor (layers.__all__)
 from .networks import (
     DLNetwork,
@@ -25,35 +26,70 @@ from .networks import (
     removeLayers,
     replaceLayer,
 )
+from .training import (
+    MiniBatchQueue,
+    TrainingProgressMonitor,
+    adamupdate,
+    dlfeval,
+    dlgradient,
+    dlupdate,
+    groupSubPlot,
+    minibatchqueue,
+    recordMetrics,
+    rmspropupdate,
+    sgdmupdate,
+    trainingProgressMonitor,
+    updateInfo,
+)
 
 __all__ = [
     "DLArray",
     "DLFormatError",
     "DLNetwork",
     "LayerError",
+    "MiniBatchQueue",
+    "TrainingProgressMonitor",
     "__version__",
+    "adamupdate",
     "addLayers",
     "analyzeNetwork",
     "collate",
     "connectLayers",
+    "crossentropy",
     "dims",
     "disconnectLayers",
     "dlarray",
+    "dlfeval",
+    "dlgradient",
     "dlnetwork",
+    "dlupdate",
     "extractdata",
     "finddim",
     "forward",
     "functional",
     "getL2Factor",
     "getLearnRateFactor",
+    "groupSubPlot",
+    "huber",
+    "indexcrossentropy",
     "initialize",
+    "l1loss",
+    "l2loss",
+    "minibatchqueue",
+    "mse",
     "param_groups",
     "predict",
+    "recordMetrics",
     "removeLayers",
     "replaceLayer",
+    "rmspropupdate",
     "setL2Factor",
     "setLearnRateFactor",
+    "sgdmupdate",
     "stripdims",
+    "trainingProgressMonitor",
+    "training",
+    "updateInfo",
     *layers.__all__,
 ]
 

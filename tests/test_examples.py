@@ -40,3 +40,16 @@ def test_the_loss_floor_is_what_the_task_allows(tmp_path):
     floor = example.MOTIF / 20 * np.log(example.VOCABULARY)
     assert floor * 0.95 < np.mean(result["losses"][-20:]) < floor * 1.25
     assert result["accuracy"] > 0.95
+
+
+def test_the_nanogpt_custom_training_loop_port_learns(tmp_path, capsys):
+    """MathWorks' nanoGPT training loop (dlfeval, dlgradient, adamupdate, minibatchqueue, monitor)."""
+    example = load_example("custom_training_loop")
+    result = example.main(["--iterations", "80", "--out", str(tmp_path)])
+    out = capsys.readouterr().out
+    chance = np.log(len(result["vocabulary"]))
+    training, validation = result["training"], result["validation"]
+    assert len(training) == 80 and len(validation) == 1 + 80 // 25
+    assert validation[0] > 0.9 * chance and validation[-1] < 0.5 * validation[0]
+    assert np.mean(training[-10:]) < 0.5 * training[0]
+    assert "iteration   75  training loss" in out and (tmp_path / "training_progress.png").is_file()

@@ -24,6 +24,7 @@ OWN = {
     "dlf.RotaryEmbedding",
     "dlf.__version__",
     "dlf.functional",
+    "dlf.training",
     "dlf.param_groups",
     "dlf.collate",
     "dlf.functional.position_embedding",
@@ -74,9 +75,11 @@ def test_the_page_has_its_groups_and_rows():
         "Networks: `dlnetwork`",
         "Learn-rate and L2 factors",
         "Deep learning functions on `dlarray` (the functional core)",
+        "Loss functions",
+        "Custom training loops",
         OWN_SECTION,
     }
-    assert len(rows) == 5 + 15 + 10 + 4 + 9
+    assert len(rows) == 5 + 15 + 10 + 4 + 9 + 6 + 11
     for section, matlab, spellings in rows:
         assert matlab and spellings, f"{section}: a row without a MATLAB name or a dlformat spelling"
 

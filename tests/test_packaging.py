@@ -93,3 +93,10 @@ def test_mypy_finds_no_error_in_the_package(tmp_path):
     )
     assert result.returncode == 0, result.stdout + result.stderr
     assert result.stdout.startswith("Success: no issues found")
+
+
+def test_the_wheel_ships_every_subpackage(wheel):
+    names = set(wheel.namelist())
+    for package in sorted(path.parent for path in (ROOT / "dlformat").rglob("__init__.py")):
+        relative = package.relative_to(ROOT).as_posix()
+        assert f"{relative}/__init__.py" in names, f"{relative} is missing from the wheel"

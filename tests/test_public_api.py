@@ -20,6 +20,10 @@ PUBLIC = {
     "layerNormalizationLayer", "ReLULayer", "reluLayer", "SelfAttentionLayer", "selfAttentionLayer",
     "SequenceInputLayer", "sequenceInputLayer", "SoftmaxLayer", "softmaxLayer", "WordEmbeddingLayer",
     "wordEmbeddingLayer",
+    # MATLAB's losses and the custom training loop
+    "crossentropy", "indexcrossentropy", "mse", "l1loss", "l2loss", "huber", "training", "dlfeval", "dlgradient",
+    "dlupdate", "adamupdate", "sgdmupdate", "rmspropupdate", "minibatchqueue", "MiniBatchQueue",
+    "trainingProgressMonitor", "TrainingProgressMonitor", "recordMetrics", "updateInfo", "groupSubPlot",
 }  # fmt: skip
 
 
@@ -45,7 +49,9 @@ def test_every_public_layer_and_network_class_has_runnable_examples():
     from torch import nn
 
     classes = [getattr(dlformat, name) for name in dlformat.__all__]
-    modules = [c for c in classes if inspect.isclass(c) and issubclass(c, nn.Module) and c is not dlformat.Layer]
+    modules = [
+        c for c in classes if inspect.isclass(c) and issubclass(c, nn.Module) and c is not dlformat.Layer
+    ]
     assert len(modules) >= 15
     missing = [c.__name__ for c in modules if "Examples:" not in (c.__doc__ or "") or ">>> " not in c.__doc__]
     assert not missing  # the examples themselves run as doctests (pytest --doctest-modules)
