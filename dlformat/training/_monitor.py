@@ -118,13 +118,9 @@ class TrainingProgressMonitor:
         x = _number(caller, "the step", step)
         if not math.isfinite(x):
             raise DLFormatError(f"{caller}: the step must be finite; got {x}")
-        given = {**(values or {}), **metrics}
-        unknown = [name for name in given if name not in self.MetricData]
-        if unknown:
-            raise DLFormatError(
-                f"{caller}: {', '.join(repr(name) for name in unknown)} is not a metric of this monitor; its "
-                f"metrics are: {', '.join(self.Metrics) or 'none (create it with Metrics=[...])'}"
-            )
+        given = _known(
+            caller, {**(values or {}), **metrics}, self.Metrics, ("a metric", "metrics", "Metrics")
+        )
         recorded = {name: _number(caller, f"metric {name!r}", value) for name, value in given.items()}
         for name, value in recorded.items():
             self.MetricData[name].append((x, value))
@@ -132,13 +128,8 @@ class TrainingProgressMonitor:
 
     def updateInfo(self, values: dict[str, Any] | None = None, **info: Any) -> None:
         """MATLAB's ``updateInfo(monitor, Name=value, ...)``: the information fields beside the bar."""
-        given = {**(values or {}), **info}
-        unknown = [name for name in given if name not in self.Info]
-        if unknown:
-            raise DLFormatError(
-                f"updateInfo: {', '.join(repr(name) for name in unknown)} is not an information field of "
-                f"this monitor; its fields are: {', '.join(self.Info) or 'none (create it with Info=[...])'}"
-            )
+        kind = ("an information field", "fields", "Info")
+        given = _known("updateInfo", {**(values or {}), **info}, self.Info, kind)
         for name, value in given.items():
             self.InfoData[name] = (
                 value.item() if isinstance(value, torch.Tensor) and value.numel() == 1 else value
@@ -302,3 +293,16 @@ def _monitor(caller: str, monitor: Any) -> TrainingProgressMonitor:
             f"{_validate.describe(monitor)}"
         )
     return monitor
+
+
+def _known(caller: str, given: dict[str, Any], names: Any, kind: tuple[str, str, str]) -> dict[str, Any]:
+    """``given``, checked to name only fields the monitor was created with; ``kind`` is
+    (one of them, them, the option that creates them)."""
+    one, plural, option = kind
+    unknown = [name for name in given if name not in names]
+    if unknown:
+        raise DLFormatError(
+            f"{caller}: {', '.join(repr(name) for name in unknown)} is not {one} of this monitor; its "
+            f"{plural} are: {', '.join(names) or f'none (create it with {option}=[...])'}"
+        )
+    return given
