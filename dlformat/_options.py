@@ -24,14 +24,19 @@ F = TypeVar("F", bound=Callable[..., Any])
 class Options:
     """What :func:`normalize` needs to know of one signature, computed once."""
 
-    __slots__ = ("exact", "lowered", "names", "positional")
+    __slots__ = ("exact", "lowered", "names", "positional", "required")
 
     def __init__(self, signature: inspect.Signature) -> None:
         parameters = list(signature.parameters.values())
-        self.positional = sum(
-            parameter.kind in (parameter.POSITIONAL_ONLY, parameter.POSITIONAL_OR_KEYWORD)
+        positional = [
+            parameter
             for parameter in parameters
-        )
+            if parameter.kind in (parameter.POSITIONAL_ONLY, parameter.POSITIONAL_OR_KEYWORD)
+        ]
+        self.positional = len(positional)
+        # optional positional arguments may be left out and 'Name', value pairs take their place
+        # (MATLAB's batchnorm(X, offset, scaleFactor, 'Epsilon', 1e-3))
+        self.required = sum(parameter.default is parameter.empty for parameter in positional)
         keywords = [
             parameter.name
             for parameter in parameters
@@ -63,7 +68,7 @@ def normalize(
     An unknown or repeated name is a :class:`DLFormatError` naming
     ``caller`` and listing the options.
     """
-    if len(args) <= options.positional and all(key in options.exact for key in kwargs):
+    if len(args) <= options.required and all(key in options.exact for key in kwargs):
         return args, kwargs  # the common case: nothing to translate
     start = next(
         (
