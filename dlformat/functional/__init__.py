@@ -7,8 +7,9 @@ Each function takes MATLAB's arguments and options (``'Name', value`` pairs too)
 format of a formatted dlarray or takes ``DataFormat`` for unformatted data, and computes in
 MATLAB's precision (float32 when float32 and float64 meet). One module per concept:
 ``_dense``, ``_attention``, ``_normalization``, ``_embedding``, ``_activations``,
-``_position``, ``_convolution`` (``dlconv``, ``dltranspconv``, on ``_sliding``'s padding); the
-pooling and recurrent functions join them in their own modules.
+``_position``, ``_convolution`` (``dlconv``, ``dltranspconv``), ``_pooling`` (``maxpool``,
+``avgpool``; both share ``_sliding``'s padding); the recurrent functions join them in their own
+modules.
 """
 
 from ._activations import gelu, leakyrelu, relu, sigmoid, softmax
@@ -17,10 +18,12 @@ from ._convolution import dlconv, dltranspconv
 from ._dense import fullyconnect
 from ._embedding import embed
 from ._normalization import layernorm
+from ._pooling import avgpool, maxpool
 from ._position import position_embedding, rotary, sinusoid, timing_signal_1d
 
 __all__ = [
     "attention",
+    "avgpool",
     "dlconv",
     "dltranspconv",
     "embed",
@@ -28,6 +31,7 @@ __all__ = [
     "gelu",
     "layernorm",
     "leakyrelu",
+    "maxpool",
     "position_embedding",
     "relu",
     "rotary",
