@@ -76,13 +76,17 @@ def normalize(
             for index in range(len(args))
             if _option_name(options, args[index]) is not None and (len(args) - index) % 2 == 0
         ),
-        # past the positional arguments, a string starts the pairs even if it names no option:
-        # it is then reported as an unknown option, not as "too many positional arguments"
-        options.positional
-        if len(args) > options.positional
-        and isinstance(args[options.positional], str)
-        and (len(args) - options.positional) % 2 == 0
-        else len(args),
+        # past the required arguments, a string that leaves an even number of arguments starts the
+        # pairs even if it names no option: it is then reported as an unknown option, not as "too
+        # many positional arguments" or taken for an optional argument's value
+        next(
+            (
+                index
+                for index in range(options.required, len(args))
+                if isinstance(args[index], str) and (len(args) - index) % 2 == 0
+            ),
+            len(args),
+        ),
     )
     pairs = list(zip(args[start::2], args[start + 1 :: 2], strict=True))
     named: dict[str, Any] = {}

@@ -68,6 +68,10 @@ def test_pairs_may_take_the_place_of_optional_positional_arguments():
     assert normalize(1, 5, 6) == (5, 6, 1e-5)
     assert normalize(1, 5, 6, "EPSILON", 2) == (5, 6, 2)
     assert normalize(1, 5) == (5, None, 1e-5)
+    with pytest.raises(DLFormatError, match="normalize has no option 'Decay'; the options are: Epsilon"):
+        normalize(1, 5, 6, "Decay", 2)
+    with pytest.raises(DLFormatError, match="normalize has no option 'Decay'"):
+        normalize(1, "Decay", 2)
 
 
 @pytest.mark.parametrize(
