@@ -17,18 +17,21 @@ from ._attention import attention
 from ._convolution import dlconv, dltranspconv
 from ._dense import fullyconnect
 from ._embedding import embed
-from ._normalization import layernorm
+from ._normalization import batchnorm, groupnorm, instancenorm, layernorm
 from ._pooling import avgpool, maxpool
 from ._position import position_embedding, rotary, sinusoid, timing_signal_1d
 
 __all__ = [
     "attention",
     "avgpool",
+    "batchnorm",
     "dlconv",
     "dltranspconv",
     "embed",
     "fullyconnect",
     "gelu",
+    "groupnorm",
+    "instancenorm",
     "layernorm",
     "leakyrelu",
     "maxpool",
