@@ -220,7 +220,6 @@ def dlconv(
     return restore(DLArray._wrap(_sliding.from_torch(result, window, lead), X._fmt))
 
 
-@cached_plan()
 def _cropping(
     spec: _sliding.Spec, inputs: tuple[int, ...], reach: tuple[int, ...], strides: tuple[int, ...]
 ) -> tuple[tuple[int, int], ...]:

@@ -122,34 +122,44 @@ def from_torch(result: torch.Tensor, window: Window, lead: torch.Size) -> torch.
 
 
 # -- option values ------------------------------------------------------------------------------
-def _numbers(caller: str, name: str, value: Any) -> np.ndarray:
-    """``value`` (a number, a list, a NumPy array, a tensor) as a NumPy array of integers."""
+# Plain Python on numbers and lists, so that torch.compile folds it; arrays and tensors are read
+# into lists first.
+def _integers(caller: str, name: str, value: Any) -> tuple[list[int], tuple[int, ...]]:
+    """``value`` (a number, a vector or a matrix: lists, tuples, NumPy arrays or tensors) as its
+    integers in row order, and its shape (``()`` for a number)."""
     if isinstance(value, torch.Tensor):
-        value = value.detach().cpu().numpy()
-    try:
-        array = np.asarray(value)
-    except (TypeError, ValueError):
-        array = np.asarray(None)
-    if array.dtype.kind not in "iuf" or array.size == 0 or not np.all(np.isfinite(array)):
+        value = value.detach().cpu().tolist()
+    elif isinstance(value, (np.ndarray, np.generic)):
+        value = value.tolist()
+    if isinstance(value, (list, tuple)) and value and all(isinstance(row, (list, tuple)) for row in value):
+        rows = [list(row) for row in value]
+        shape: tuple[int, ...] = (len(rows), len(rows[0]))
+        if any(len(row) != shape[1] for row in rows):
+            shape = (-1,)  # ragged: refused below
+        items = [item for row in rows for item in row]
+    elif isinstance(value, (list, tuple)):
+        items, shape = list(value), (len(value),)
+    else:
+        items, shape = [value], ()
+    numbers = [_validate._real_scalar(item) for item in items]
+    if not items or -1 in shape or any(number is None or not math.isfinite(number) for number in numbers):
         raise DLFormatError(
             f"{caller}: {name} must be a number or a vector of numbers; got {_validate.describe(value)}"
         )
-    if np.any(array != np.round(array)):
+    if any(number != int(number) for number in numbers):  # type: ignore[arg-type]
         raise DLFormatError(f"{caller}: {name} must hold integers; got {_validate.describe(value)}")
-    return array.astype(np.int64)
+    return [int(number) for number in numbers], shape  # type: ignore[arg-type]
 
 
 def sizes(caller: str, name: str, value: Any, count: int) -> tuple[int, ...]:
     """A positive integer for each of ``count`` slid dimensions: a scalar, or one per dimension."""
-    if type(value) is int and value >= 1:  # the common case, without NumPy
-        return (value,) * count
-    array = _numbers(caller, name, value).reshape(-1)
-    if array.size not in (1, count) or np.any(array < 1):
+    numbers, shape = _integers(caller, name, value)
+    if len(numbers) not in (1, count) or (len(shape) > 1 and 1 not in shape) or min(numbers) < 1:
         raise DLFormatError(
-            f"{caller}: {name} must be a positive integer or a vector of {count} positive integers (one per "
-            f"slid dimension); got {_validate.describe(value)}"
+            f"{caller}: {name} must be a positive integer or a vector of {count} positive integers "
+            f"(one per slid dimension); got {_validate.describe(value)}"
         )
-    return tuple(int(number) for number in np.broadcast_to(array, (count,)))
+    return tuple(numbers) if len(numbers) == count else (numbers[0],) * count
 
 
 def padding_spec(caller: str, name: str, value: Any, count: int, words: tuple[str, ...]) -> Spec:
@@ -157,36 +167,27 @@ def padding_spec(caller: str, name: str, value: Any, count: int, words: tuple[st
     ``(pre, post)`` pair for each of ``count`` dimensions."""
     if isinstance(value, (str, np.str_)):
         return _validate.choice(f"{caller}: {name}", value, words, also=", or nonnegative integers")
-    if type(value) is int and value >= 0:  # the common case, without NumPy
-        return ((value, value),) * count
-    array = _numbers(caller, name, value)
-    if np.any(array < 0):
+    numbers, shape = _integers(caller, name, value)
+    if min(numbers) < 0:
         raise DLFormatError(f"{caller}: {name} must be nonnegative; got {_validate.describe(value)}")
-    if array.ndim == 2 and array.shape == (2, count):  # MATLAB's [t l f; b r k]
-        pairs = array.T
-    elif (
-        array.ndim <= 2 and array.size in (1, count, 2 * count) and max(array.shape, default=1) == array.size
-    ):
-        flat = array.reshape(-1)
-        if flat.size == 2 * count:  # the layers' [t b l r]
-            pairs = flat.reshape(count, 2)
-        else:  # one number for both edges of each dimension
-            pairs = np.repeat(np.broadcast_to(flat, (count,))[:, None], 2, axis=1)
-    else:
-        forms = [f'"{word}"' for word in words] + [
-            "a nonnegative integer",
-            f"{count} nonnegative integers (one per dimension)",
-            f"{2 * count} nonnegative integers (before and after each dimension, as [t b l r])",
-            f"a 2×{count} matrix [before; after]",
-        ]
-        raise DLFormatError(
-            f"{caller}: {name} for {count} slid dimension(s) must be one of: {', '.join(forms)}; got "
-            f"{_validate.describe(value)} of size {_validate.matlab_size(array.shape) or '1'}"
-        )
-    return tuple((int(pre), int(post)) for pre, post in pairs)
+    if shape == (2, count):  # MATLAB's [t l f; b r k]: the first row before, the second after
+        return tuple(zip(numbers[:count], numbers[count:], strict=True))
+    if (len(shape) < 2 or 1 in shape) and len(numbers) == 2 * count:  # the layers' [t b l r]
+        return tuple(zip(numbers[::2], numbers[1::2], strict=True))
+    if (len(shape) < 2 or 1 in shape) and len(numbers) in (1, count):  # both edges of each dimension
+        return tuple((number, number) for number in (numbers * count)[:count])
+    forms = [f'"{word}"' for word in words] + [
+        "a nonnegative integer",
+        f"{count} nonnegative integers (one per dimension)",
+        f"{2 * count} nonnegative integers (before and after each dimension, as [t b l r])",
+        f"a 2×{count} matrix [before; after]",
+    ]
+    raise DLFormatError(
+        f"{caller}: {name} for {count} slid dimension(s) must be one of: {', '.join(forms)}; got "
+        f"{_validate.describe(value)} of size {_validate.matlab_size(shape) or '1'}"
+    )
 
 
-@cached_plan()
 def edges(spec: Spec, inputs: tuple[int, ...], reach: tuple[int, ...], strides: tuple[int, ...]) -> Edges:
     """The ``(pre, post)`` padding of each slid dimension: ``"same"`` gives ``ceil(n/stride)``
     outputs with the odd element after the data (MATLAB's bottom and right); ``"causal"`` pads
@@ -245,7 +246,6 @@ def mirror_pad(data: torch.Tensor, padding: Edges, mode: str) -> torch.Tensor:
     return data
 
 
-@cached_plan()
 def _mirror_indices(size: int, pre: int, post: int, mode: str) -> tuple[int, ...]:
     positions = range(-pre, size + post)
     if mode == "replicate":

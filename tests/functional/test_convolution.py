@@ -272,6 +272,26 @@ def test_formatted_weights_and_bias_forms():
     np.testing.assert_allclose(dlf.extractdata(Y).numpy(), expected, rtol=0, atol=1e-12)
 
 
+@pytest.mark.parametrize(
+    "padding",
+    [
+        [1, 0, 2, 3],
+        (1, 0, 2, 3),
+        np.array([[1, 0, 2, 3]]),  # a MATLAB row vector
+        torch.tensor([1, 0, 2, 3]),
+        [[1, 2], [0, 3]],  # [t l; b r]
+        torch.tensor([[1, 2], [0, 3]]),
+        np.array([1.0, 0.0, 2.0, 3.0]),  # integral doubles, as MATLAB writes numbers
+    ],
+    ids=["list", "tuple", "numpy row", "tensor", "nested list", "tensor matrix", "doubles"],
+)
+def test_padding_takes_numbers_as_matlab_users_write_them(padding):
+    x, w = rng(26).standard_normal((5, 4, 2, 1)), rng(27).standard_normal((3, 3, 2, 2))
+    expected = conv_reference(x, w, 0.0, [1, 1], [1, 1], [(1, 0), (2, 3)])
+    _, got = run(F.dlconv, x, "SSCB", w, 0.0, Padding=padding)
+    np.testing.assert_allclose(got, expected, rtol=0, atol=1e-12)
+
+
 def test_name_value_pairs_and_any_case():
     x, w = rng(18).standard_normal((6, 5, 2, 1)), rng(19).standard_normal((2, 2, 2, 3))
     expected = conv_reference(x, w, 0.0, [2, 2], [1, 1], "same")
@@ -425,6 +445,15 @@ W4 = torch.ones(3, 3, 3, 4)
             r"dlconv: Padding for 2 slid dimension\(s\) must be one of",
         ),
         (lambda: F.dlconv(X4, W4, 0, Padding=-1), "dlconv: Padding must be nonnegative; got -1"),
+        (
+            lambda: F.dlconv(X4, W4, 0, Padding=[[1, 2], [3]]),
+            "dlconv: Padding must be a number or a vector of numbers",
+        ),
+        (
+            lambda: F.dlconv(X4, W4, 0, Padding=True),
+            r"dlconv: Padding must be a number .* got True \(a logical\)",
+        ),
+        (lambda: F.dlconv(X4, W4, 0, Padding=np.ones((2, 3))), r"dlconv: Padding .* got .* of size 2×3"),
         (
             lambda: F.dlconv(X4, W4, 0, Stride=0),
             r"dlconv: Stride must be a positive integer or a vector of 2",
