@@ -208,7 +208,7 @@ def dlconv(
         reach,
         strides,
     )
-    _sliding.output_sizes("dlconv", tuple(data.shape[2:]), padding, reach, strides)
+    _sliding.check_fits("dlconv", tuple(data.shape[2:]), padding, reach)
     value = _padding_value("dlconv", PaddingValue)
     offsets = _bias("dlconv", bias, groups * filters)
     dtype = working_dtype(data.dtype, arranged.dtype, offsets.dtype)

@@ -83,7 +83,7 @@ def _read(
                 f"{caller}: the padding ({before} before, {after} after) must be smaller than the pooling "
                 f"region ({extent}) along each dimension, as MATLAB requires"
             )
-    _sliding.output_sizes(caller, inputs, padding, size, strides)
+    _sliding.check_fits(caller, inputs, padding, size)
     return X, restore, window, size, strides, padding
 
 

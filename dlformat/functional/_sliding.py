@@ -35,9 +35,9 @@ from .._tracing import cached_plan
 __all__ = [
     "PADDING_MODES",
     "Window",
+    "check_fits",
     "edges",
     "from_torch",
-    "output_sizes",
     "pad",
     "padding_spec",
     "sizes",
@@ -204,20 +204,14 @@ def edges(spec: Spec, inputs: tuple[int, ...], reach: tuple[int, ...], strides: 
     return spec
 
 
-def output_sizes(
-    caller: str, inputs: tuple[int, ...], padding: Edges, reach: tuple[int, ...], strides: tuple[int, ...]
-) -> tuple[int, ...]:
-    """``floor((n + pre + post − reach)/stride) + 1`` per dimension; an error when the window
-    does not fit in the padded data."""
-    result = []
-    for size, (pre, post), extent, stride in zip(inputs, padding, reach, strides, strict=True):
+def check_fits(caller: str, inputs: tuple[int, ...], padding: Edges, reach: tuple[int, ...]) -> None:
+    """An error when the window does not fit in the padded data (the output would be empty)."""
+    for size, (pre, post), extent in zip(inputs, padding, reach, strict=True):
         if size + pre + post < extent:
             raise DLFormatError(
                 f"{caller}: the window spans {extent} elements and the padded input only "
                 f"{size + pre + post} ({size} + {pre} + {post} padding); pad more or use a smaller window"
             )
-        result.append((size + pre + post - extent) // stride + 1)
-    return tuple(result)
 
 
 def flat_padding(padding: Edges) -> list[int]:
@@ -227,10 +221,15 @@ def flat_padding(padding: Edges) -> list[int]:
 
 def pad(data: torch.Tensor, padding: Edges, value: float | str) -> torch.Tensor:
     """``N × C × slid...`` data padded with a number, or mirrored/replicated (MATLAB's
-    ``PaddingValue``)."""
-    if isinstance(value, str):
-        return mirror_pad(data, padding, value)
-    return F.pad(data, flat_padding(padding), value=value)
+    ``PaddingValue``): torch's own kernels where they do MATLAB's padding, else :func:`mirror_pad`."""
+    if not isinstance(value, str):
+        return F.pad(data, flat_padding(padding), value=value)
+    if value == "replicate":
+        return F.pad(data, flat_padding(padding), mode="replicate")
+    narrower = all(max(pair) < size for pair, size in zip(padding, data.shape[2:], strict=True))
+    if value == "symmetric-exclude-edge" and narrower:
+        return F.pad(data, flat_padding(padding), mode="reflect")
+    return mirror_pad(data, padding, value)
 
 
 def mirror_pad(data: torch.Tensor, padding: Edges, mode: str) -> torch.Tensor:
