@@ -24,14 +24,19 @@ F = TypeVar("F", bound=Callable[..., Any])
 class Options:
     """What :func:`normalize` needs to know of one signature, computed once."""
 
-    __slots__ = ("exact", "lowered", "names", "positional")
+    __slots__ = ("exact", "lowered", "names", "positional", "required")
 
     def __init__(self, signature: inspect.Signature) -> None:
         parameters = list(signature.parameters.values())
-        self.positional = sum(
-            parameter.kind in (parameter.POSITIONAL_ONLY, parameter.POSITIONAL_OR_KEYWORD)
+        positional = [
+            parameter
             for parameter in parameters
-        )
+            if parameter.kind in (parameter.POSITIONAL_ONLY, parameter.POSITIONAL_OR_KEYWORD)
+        ]
+        self.positional = len(positional)
+        # optional positional arguments may be left out and 'Name', value pairs take their place
+        # (MATLAB's batchnorm(X, offset, scaleFactor, 'Epsilon', 1e-3))
+        self.required = sum(parameter.default is parameter.empty for parameter in positional)
         keywords = [
             parameter.name
             for parameter in parameters
@@ -63,7 +68,7 @@ def normalize(
     An unknown or repeated name is a :class:`DLFormatError` naming
     ``caller`` and listing the options.
     """
-    if len(args) <= options.positional and all(key in options.exact for key in kwargs):
+    if len(args) <= options.required and all(key in options.exact for key in kwargs):
         return args, kwargs  # the common case: nothing to translate
     start = next(
         (
@@ -71,13 +76,17 @@ def normalize(
             for index in range(len(args))
             if _option_name(options, args[index]) is not None and (len(args) - index) % 2 == 0
         ),
-        # past the positional arguments, a string starts the pairs even if it names no option:
-        # it is then reported as an unknown option, not as "too many positional arguments"
-        options.positional
-        if len(args) > options.positional
-        and isinstance(args[options.positional], str)
-        and (len(args) - options.positional) % 2 == 0
-        else len(args),
+        # past the required arguments, a string that leaves an even number of arguments starts the
+        # pairs even if it names no option: it is then reported as an unknown option, not as "too
+        # many positional arguments" or taken for an optional argument's value
+        next(
+            (
+                index
+                for index in range(options.required, len(args))
+                if isinstance(args[index], str) and (len(args) - index) % 2 == 0
+            ),
+            len(args),
+        ),
     )
     pairs = list(zip(args[start::2], args[start + 1 :: 2], strict=True))
     named: dict[str, Any] = {}

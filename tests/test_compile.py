@@ -132,6 +132,29 @@ def test_a_whole_dlnetwork_compiles_without_graph_breaks_and_exports():
     torch.testing.assert_close(dlf.stripdims(program.module()(X)), dlf.stripdims(net(X)))
 
 
+def test_convolution_pooling_and_normalization_functions_compile_without_graph_breaks():
+    """MATLAB's padding (odd "same", [t b l r], mirrored values, avgpool's "mean") and weight
+    layouts are planned in plain Python that dynamo folds."""
+    from dlformat import functional as F
+
+    torch.manual_seed(0)
+    weights = [torch.randn(3, 3, 3, 8), torch.randn(2, 2, 1, 2, 8), torch.randn(4, 4, 3, 16)]
+
+    def cnn(x: torch.Tensor) -> torch.Tensor:
+        Y = F.dlconv(dlf.dlarray(x, "SSCB"), weights[0], torch.zeros(8), Padding="same", Stride=2)
+        Y = F.batchnorm(Y, torch.zeros(8), torch.ones(8))
+        Y = F.maxpool(F.relu(Y), 2, Stride=2, Padding="same")
+        Y = F.dlconv(Y, weights[1], 0, Padding=(0, 1, 0, 1), PaddingValue="symmetric-exclude-edge")
+        Y = F.avgpool(Y, [2, 3], Padding="same", PaddingValue="mean")
+        Y = F.groupnorm(Y, 4, torch.zeros(16), torch.ones(16))
+        Y = F.dltranspconv(Y, weights[2], 0, Stride=2, Cropping="same")
+        return dlf.stripdims(F.instancenorm(Y, torch.zeros(3), torch.ones(3)))
+
+    compiled = torch.compile(cnn, fullgraph=True, backend="eager")
+    x = torch.randn(13, 11, 3, 2)
+    torch.testing.assert_close(compiled(x), cnn(x))
+
+
 def test_importing_dlformat_leaves_dynamo_unimported():
     """The compile marks are plain attributes: `import dlformat` must not pay for importing torch._dynamo."""
     import subprocess

@@ -8,6 +8,7 @@ import torch
 import dlformat as dlf
 from dlformat import DLFormatError
 from dlformat import functional as F
+from dlformat._options import matlab_function
 
 
 @pytest.mark.parametrize(
@@ -51,6 +52,26 @@ def test_functions_take_matlab_pairs_and_any_case():
     a = F.layernorm(formatted, torch.zeros(4), torch.ones(4), "epsilon", 0.5)
     b = F.layernorm(formatted, torch.zeros(4), torch.ones(4), Epsilon=0.5)
     assert torch.equal(dlf.extractdata(a), dlf.extractdata(b))
+
+
+def test_pairs_may_take_the_place_of_optional_positional_arguments():
+    """MATLAB's batchnorm(X, offset, scaleFactor, 'Epsilon', 1e-3): the pairs start where the
+    optional trailing positional arguments (the trained statistics) were left out."""
+
+    @matlab_function
+    def normalize(X, mean=None, variance=None, *, Epsilon=1e-5):
+        return mean, variance, Epsilon
+
+    assert normalize(1, "Epsilon", 2) == (None, None, 2)
+    with pytest.raises(DLFormatError, match="normalize got option 'Epsilon' twice"):
+        normalize(1, "epsilon", 2, Epsilon=3)
+    assert normalize(1, 5, 6) == (5, 6, 1e-5)
+    assert normalize(1, 5, 6, "EPSILON", 2) == (5, 6, 2)
+    assert normalize(1, 5) == (5, None, 1e-5)
+    with pytest.raises(DLFormatError, match="normalize has no option 'Decay'; the options are: Epsilon"):
+        normalize(1, 5, 6, "Decay", 2)
+    with pytest.raises(DLFormatError, match="normalize has no option 'Decay'"):
+        normalize(1, "Decay", 2)
 
 
 @pytest.mark.parametrize(

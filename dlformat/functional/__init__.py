@@ -7,29 +7,37 @@ Each function takes MATLAB's arguments and options (``'Name', value`` pairs too)
 format of a formatted dlarray or takes ``DataFormat`` for unformatted data, and computes in
 MATLAB's precision (float32 when float32 and float64 meet). One module per concept:
 ``_dense``, ``_attention``, ``_normalization``, ``_embedding``, ``_activations``,
-``_position``, ``_losses``; the convolution, pooling and recurrent functions join them in their own modules.
 """
 
 from ._activations import gelu, leakyrelu, relu, sigmoid, softmax
 from ._attention import attention
+from ._convolution import dlconv, dltranspconv
 from ._dense import fullyconnect
 from ._embedding import embed
 from ._losses import crossentropy, huber, indexcrossentropy, l1loss, l2loss, mse
-from ._normalization import layernorm
+from ._normalization import batchnorm, groupnorm, instancenorm, layernorm
+from ._pooling import avgpool, maxpool
 from ._position import position_embedding, rotary, sinusoid, timing_signal_1d
 
 __all__ = [
     "attention",
+    "avgpool",
+    "batchnorm",
     "crossentropy",
+    "dlconv",
+    "dltranspconv",
     "embed",
     "fullyconnect",
     "gelu",
+    "groupnorm",
     "huber",
     "indexcrossentropy",
+    "instancenorm",
     "l1loss",
     "l2loss",
     "layernorm",
     "leakyrelu",
+    "maxpool",
     "mse",
     "position_embedding",
     "relu",
