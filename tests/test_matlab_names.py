@@ -74,9 +74,10 @@ def test_the_page_has_its_groups_and_rows():
         "Networks: `dlnetwork`",
         "Learn-rate and L2 factors",
         "Deep learning functions on `dlarray` (the functional core)",
+        "MATLAB functions on `dlarray`",
         OWN_SECTION,
     }
-    assert len(rows) == 5 + 15 + 10 + 4 + 9
+    assert len(rows) == 5 + 15 + 10 + 4 + 9 + 83
     for section, matlab, spellings in rows:
         assert matlab and spellings, f"{section}: a row without a MATLAB name or a dlformat spelling"
 
