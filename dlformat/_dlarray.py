@@ -282,8 +282,11 @@ class DLArray:
     __mod__, __rmod__ = _binary(_math.mod)  # MATLAB's mod(X, Y): the sign of the divisor
     __eq__, _ = _binary(operator.eq, exact=True)  # type: ignore[assignment]
     __ne__, _ = _binary(operator.ne, exact=True)  # type: ignore[assignment]
-    __lt__, __gt__ = _binary(operator.lt, exact=True)
-    __le__, __ge__ = _binary(operator.le, exact=True)
+    # Python reflects comparisons itself (2 < X is X > 2): only the forward forms are needed
+    __lt__, _ = _binary(operator.lt, exact=True)
+    __le__, _ = _binary(operator.le, exact=True)
+    __gt__, _ = _binary(operator.gt, exact=True)
+    __ge__, _ = _binary(operator.ge, exact=True)
     __and__, __rand__ = _binary(logical_and)  # MATLAB's &: nonzero is true, the result is logical
     __or__, __ror__ = _binary(logical_or)  # MATLAB's |
     del _
@@ -686,7 +689,9 @@ def mtimes(A: object, B: object) -> DLArray:
     product is then elementwise and keeps the format). Vectors (1-D data) are columns, as MATLAB's
     are; a scalar times a matrix is elementwise; the result is an unformatted dlarray.
     """
-    formatted = _formatted(A) or _formatted(B)
+    formatted = _formatted(A)
+    if formatted is None:
+        formatted = _formatted(B)  # (never `or`: a dlarray's truth value is its data's)
     if formatted is not None:
         other = B if formatted is A else A
         if _formatted(other) is None and _is_scalar(other):

@@ -5,9 +5,9 @@ dlarray keeps its format under indexing. So here an integer subscript keeps its 
 singleton (Python's ``X[:, 0, :]`` is MATLAB's ``X(:,1,:)``), and index lists and logical vectors
 select along their own dimension only, each independently of the others (MATLAB's subscripts form
 an outer product; torch's advanced indices would pair up and move dimensions). One logical array of
-the array's own size selects elements, as MATLAB's ``X(mask)``: the result is a vector, which no
-labels describe, so it is unformatted. Positions are Python's: 0-based, negative from the end,
-slices clipped to the dimension.
+the array's own size selects elements, as MATLAB's ``X(mask)``: the result is a vector in MATLAB's
+column-major (linear index) order, which no labels describe, so it is unformatted. Positions are
+Python's: 0-based, negative from the end, slices clipped to the dimension.
 """
 
 from __future__ import annotations
@@ -71,7 +71,7 @@ def subscripts(shape: tuple[int, ...], fmt: str, key: object, mask_fmt: str | No
     ndim = len(shape)
     if len(items) == 1 and _is_logical_array(items[0]) and ndim >= 2:
         mask = torch.as_tensor(items[0])
-        if mask.ndim == ndim:
+        if mask.ndim >= 2:
             if tuple(mask.shape) != shape:
                 raise DLFormatError(
                     f"indexing: a logical mask of size {tuple(mask.shape)} does not match the array's size "
@@ -142,7 +142,8 @@ def _slice(item: slice, position: int, size: int, fmt: str) -> Subscript:
         )
     if step is None or step > 0:
         return slice(start, stop, step)
-    return torch.arange(*slice(start, stop, step).indices(size))  # torch slices take no negative step
+    # torch slices take no negative step: the positions, as Python's slice gives them (maybe none)
+    return torch.tensor(list(range(*slice(start, stop, step).indices(size))), dtype=torch.long)
 
 
 def _index_vector(item: object, position: int, size: int, fmt: str) -> torch.Tensor:
@@ -185,7 +186,7 @@ def select(data: torch.Tensor, plan: Subscripts) -> torch.Tensor:
     """The indexed data: a vector for a mask, else every dimension kept."""
     kind, what = plan
     if kind == "mask":
-        return data[what.to(data.device)]
+        return _column_major(data)[_column_major(what.to(data.device))]
     basic = tuple(item if isinstance(item, slice) else _EVERYTHING for item in what)
     out = data[basic] if any(item != _EVERYTHING for item in basic) else data
     for position, item in enumerate(what):
@@ -207,22 +208,27 @@ def assign(data: torch.Tensor, plan: Subscripts, value: torch.Tensor) -> torch.T
                 f"indexed assignment: the mask selects {count} elements; the value must be a scalar or hold "
                 f"{count} elements, it holds {value.numel()}"
             )
-        value = value.reshape(-1)
-        index: Any = what.to(data.device)
-    else:
-        try:
-            if torch.broadcast_shapes(tuple(value.shape), region) != region:
-                raise RuntimeError
-        except RuntimeError:
-            raise DLFormatError(
-                f"indexed assignment: a value of size {tuple(value.shape)} does not fit the indexed region "
-                f"of size {region}; its sizes must match the region's or be 1 (labels align a formatted "
-                "value)"
-            ) from None
-        index = _assignment_index(data, what)
+        result = data.clone()
+        # a view of result in MATLAB's linear order: the values go in as MATLAB's X(mask) = v puts them
+        _column_major(result)[_column_major(what.to(data.device))] = value.reshape(-1)
+        return result
+    try:
+        if torch.broadcast_shapes(tuple(value.shape), region) != region:
+            raise RuntimeError
+    except RuntimeError:
+        raise DLFormatError(
+            f"indexed assignment: a value of size {tuple(value.shape)} does not fit the indexed region "
+            f"of size {region}; its sizes must match the region's or be 1 (labels align a formatted "
+            "value)"
+        ) from None
     result = data.clone()
-    result[index] = value
+    result[_assignment_index(data, what)] = value
     return result
+
+
+def _column_major(data: torch.Tensor) -> torch.Tensor:
+    """A view whose row-major order is ``data``'s column-major (MATLAB's linear) order."""
+    return data.permute(*reversed(range(data.ndim)))
 
 
 def _assignment_index(data: torch.Tensor, what: tuple[Subscript, ...]) -> tuple[Any, ...]:

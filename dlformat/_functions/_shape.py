@@ -376,7 +376,9 @@ def pagemtimes(X: Any, *args: Any) -> DLArray:
             raise DLFormatError(
                 f'pagemtimes: {name} must be "none", "transpose" or "ctranspose"; got {value!r}'
             )
-    formatted = _formatted(X) or _formatted(Y)
+    formatted = _formatted(X)
+    if formatted is None:
+        formatted = _formatted(Y)
     if formatted is not None:
         raise DLFormatError(
             f'pagemtimes cannot take a formatted dlarray ("{formatted._fmt}"); dlformat refuses formats here '
