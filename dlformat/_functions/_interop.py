@@ -177,7 +177,21 @@ def _misplaced(function: Any) -> DLFormatError:
 def _matmul(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> DLArray:
     if len(args) != 2 or kwargs:
         raise DLFormatError("torch matmul with further arguments has no dlarray rule; use A @ B or stripdims")
+    if func is torch.Tensor.matmul and torch.compiler.is_compiling() and _one_plain_matrix(*args):
+        # dynamo hands both A @ W and W @ A (a dlarray A, a tensor W) over as Tensor.matmul(W, A): the
+        # order is lost, and a product must not silently come out transposed
+        raise DLFormatError(
+            "under torch.compile, A @ B between a dlarray and a plain tensor cannot be traced in the right "
+            "order; write dlformat.mtimes(A, B)"
+        )
     return mtimes(*args)
+
+
+def _one_plain_matrix(a: Any, b: Any) -> bool:
+    """One operand a dlarray and the other a plain tensor, neither a scalar (scalar products commute)."""
+    if isinstance(a, DLArray) == isinstance(b, DLArray):
+        return False
+    return all((value._data if isinstance(value, DLArray) else value).numel() != 1 for value in (a, b))
 
 
 def _numel(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> int:

@@ -140,6 +140,21 @@ def test_matlab_functions_and_torch_operands_compile_with_fullgraph():
     torch.testing.assert_close(dlf.stripdims(got), dlf.stripdims(step(X)))
 
 
+@pytest.mark.usefixtures("fresh_dynamo")
+def test_a_compiled_product_of_a_dlarray_and_a_tensor_is_never_silently_transposed():
+    """Dynamo hands A @ W and W @ A over as Tensor.matmul(W, A): refused there, so fullgraph=False
+    runs the product eagerly (right) and fullgraph=True says why; dlf.mtimes compiles."""
+    W, X = torch.randn(3, 3), dlf.dlarray(torch.randn(3, 3))
+    expected = dlf.stripdims(X) @ W
+    torch.testing.assert_close(dlf.stripdims(torch.compile(lambda X: X @ W, backend="eager")(X)), expected)
+    with pytest.raises(
+        Exception, match=r"A @ B between a dlarray and a plain tensor cannot be traced in the right order"
+    ):
+        torch.compile(lambda X: W @ X, fullgraph=True, backend="eager")(X)
+    compiled = torch.compile(lambda X: dlf.mtimes(X, W), fullgraph=True, backend="eager")
+    torch.testing.assert_close(dlf.stripdims(compiled(X)), expected)
+
+
 @pytest.fixture
 def fresh_dynamo():
     torch._dynamo.reset()
