@@ -53,7 +53,9 @@ def test_every_public_layer_and_network_class_has_runnable_examples():
     from torch import nn
 
     classes = [getattr(dlformat, name) for name in dlformat.__all__]
-    modules = [c for c in classes if inspect.isclass(c) and issubclass(c, nn.Module) and c is not dlformat.Layer]
+    modules = [
+        c for c in classes if inspect.isclass(c) and issubclass(c, nn.Module) and c is not dlformat.Layer
+    ]
     assert len(modules) >= 15
     missing = [c.__name__ for c in modules if "Examples:" not in (c.__doc__ or "") or ">>> " not in c.__doc__]
     assert not missing  # the examples themselves run as doctests (pytest --doctest-modules)
