@@ -10,6 +10,8 @@ from ._batching import collate
 from ._dlarray import DLArray, dims, dlarray, extractdata, finddim, stripdims
 from ._errors import DLFormatError, LayerError
 from ._factors import getL2Factor, getLearnRateFactor, param_groups, setL2Factor, setLearnRateFactor
+from ._functions import _all as _functions
+from ._functions._all import *  # noqa: F403  # MATLAB's functions on dlarrays (docs/dlarray_functions.md)
 from ._version import __version__
 from .functional import crossentropy, huber, indexcrossentropy, l1loss, l2loss, mse
 from .layers import *  # noqa: F403  # every layer class and MATLAB constructor (layers.__all__)
@@ -91,6 +93,7 @@ __all__ = [
     "training",
     "updateInfo",
     *layers.__all__,
+    *_functions.__all__,
 ]
 
 

@@ -8,9 +8,10 @@ pattern planned once per format (see :mod:`dlformat._format`).
 
 from __future__ import annotations
 
+import builtins
 import operator
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import einops
 import numpy as np
@@ -18,7 +19,8 @@ import torch
 import torch.utils._pytree as pytree
 
 from . import _format
-from ._errors import DLFormatError
+from ._errors import DLFormatError, TensorMethodError
+from ._functions import _indexing, _math
 
 __all__ = ["DLArray", "dims", "dlarray", "extractdata", "finddim", "stripdims"]
 
@@ -79,12 +81,23 @@ def _label(tensor: torch.Tensor, fmt: str) -> tuple[torch.Tensor, str]:
     pattern, target = _labelling_plan(fmt, tensor.ndim)
     if pattern is not None:
         tensor = einops.rearrange(tensor, pattern)
-    if len(target) > 2 and target[-1] == "U":
-        drop = _droppable_trailing_u(target, tuple(size == 1 for size in tensor.shape))
+    return _without_trailing_u(tensor, target)
+
+
+def _without_trailing_u(tensor: torch.Tensor, fmt: str) -> tuple[torch.Tensor, str]:
+    """Rule 4 of docs/formats.md: singleton trailing ``U`` dimensions after the second are dropped."""
+    if len(fmt) > 2 and fmt[-1] == "U":
+        drop = _droppable_trailing_u(fmt, tuple(size == 1 for size in tensor.shape))
         if drop:
             tensor = einops.rearrange(tensor, _drop_trailing_pattern(drop))
-            target = target[:-drop]
-    return tensor, target
+            fmt = fmt[:-drop]
+    return tensor, fmt
+
+
+def settled(data: torch.Tensor, fmt: str) -> DLArray:
+    """A dlarray of data already in canonical order for ``fmt``, with rule 4 applied: what a function
+    that keeps the format returns when it may have made a trailing ``U`` a singleton."""
+    return DLArray._wrap(*_without_trailing_u(data, fmt))
 
 
 Operator = Callable[["DLArray", object], "DLArray"]
@@ -105,6 +118,45 @@ def _operators(
         return _in_place(in_place, self, other)
 
     return forward, reflected, update
+
+
+def _binary(op: Callable[[Any, Any], torch.Tensor], exact: bool = False) -> tuple[Operator, Operator]:
+    """``X op Y`` and ``Y op X`` for the operators with no in-place form here. ``exact``: compare
+    in torch's promoted type, not MATLAB's single-wins working type (a comparison computes nothing).
+    Anything that is not numeric data is NotImplemented, so ``X == None`` is plain ``False``."""
+
+    def forward(self: DLArray, other: object) -> Any:
+        if not _is_operand(other):
+            return NotImplemented
+        return _elementwise(op, self, other, _keep_types if exact else _single_wins)
+
+    def reflected(self: DLArray, other: object) -> Any:
+        if not _is_operand(other):
+            return NotImplemented
+        return _elementwise(op, other, self, _keep_types if exact else _single_wins)
+
+    return forward, reflected
+
+
+def _logical(
+    function: Callable[[torch.Tensor, torch.Tensor], torch.Tensor],
+) -> Callable[[Any, Any], torch.Tensor]:
+    """A torch logical function that also takes numbers, as MATLAB's ``&`` and ``|`` do."""
+
+    def op(a: Any, b: Any) -> torch.Tensor:
+        if not isinstance(a, torch.Tensor):
+            a = torch.as_tensor(a, device=b.device)
+        if not isinstance(b, torch.Tensor):
+            b = torch.as_tensor(b, device=a.device)
+        return function(a, b)
+
+    op.__name__ = function.__name__
+    return op
+
+
+logical_and = _logical(torch.logical_and)
+logical_or = _logical(torch.logical_or)
+logical_xor = _logical(torch.logical_xor)
 
 
 class DLArray:
@@ -136,8 +188,6 @@ class DLArray:
     __slots__ = ("_data", "_fmt")
     _data: torch.Tensor
     _fmt: str
-    # NumPy defers to the reflected operators below instead of broadcasting an object array
-    __array_ufunc__ = None
 
     def __init__(self, data: object, fmt: str | None = None) -> None:
         if isinstance(data, DLArray):
@@ -227,6 +277,133 @@ class DLArray:
     def __neg__(self) -> DLArray:
         return self._map(operator.neg)
 
+    # -- more of MATLAB's operators, each label-aligned as + - * / are (docs/dlarray_functions.md) ----
+    __pow__, __rpow__ = _binary(operator.pow)  # MATLAB's X.^Y
+    __mod__, __rmod__ = _binary(_math.mod)  # MATLAB's mod(X, Y): the sign of the divisor
+    __eq__, _ = _binary(operator.eq, exact=True)  # type: ignore[assignment]
+    __ne__, _ = _binary(operator.ne, exact=True)  # type: ignore[assignment]
+    # Python reflects comparisons itself (2 < X is X > 2): only the forward forms are needed
+    __lt__, _ = _binary(operator.lt, exact=True)
+    __le__, _ = _binary(operator.le, exact=True)
+    __gt__, _ = _binary(operator.gt, exact=True)
+    __ge__, _ = _binary(operator.ge, exact=True)
+    __and__, __rand__ = _binary(logical_and)  # MATLAB's &: nonzero is true, the result is logical
+    __or__, __ror__ = _binary(logical_or)  # MATLAB's |
+    del _
+    # defining __eq__ would make a dlarray unhashable; it hashes by identity, as a torch.Tensor does
+    __hash__ = object.__hash__
+
+    def __invert__(self) -> DLArray:
+        """MATLAB's ``~X``: true where ``X`` is zero."""
+        return DLArray._wrap(torch.logical_not(self._data), self._fmt)
+
+    def __xor__(self, other: object) -> DLArray:
+        raise DLFormatError(
+            "^ on a dlarray: in Python ^ is exclusive or, not MATLAB's power. Write X ** 2 for MATLAB's "
+            "X.^2, dlformat.xor(A, B) for MATLAB's xor, and dlformat.mtimes for matrix products"
+        )
+
+    __rxor__ = __xor__
+
+    def __matmul__(self, other: object) -> DLArray:
+        return mtimes(self, other)
+
+    def __rmatmul__(self, other: object) -> DLArray:
+        return mtimes(other, self)
+
+    def __pos__(self) -> DLArray:
+        return self
+
+    def __abs__(self) -> DLArray:
+        return DLArray._wrap(torch.abs(_numeric(self._data)), self._fmt)
+
+    def __round__(self, ndigits: int | None = None) -> DLArray:
+        """MATLAB's ``round``: halves away from zero (Python's and torch's round them to even)."""
+        return DLArray._wrap(_math.round_half_away(_numeric(self._data), ndigits or 0), self._fmt)
+
+    # -- indexing: MATLAB's rules, positions in the stored (canonical) order ----------------------
+    def __getitem__(self, key: object) -> DLArray:
+        """``X[...]``: the format is kept and no dimension is dropped (an integer keeps its dimension as
+        a singleton, as MATLAB's ``X(:,1,:)`` does); a logical mask of ``X``'s size gives an
+        unformatted vector. See docs/dlarray_functions.md#indexing."""
+        key, mask_fmt = _index_key(key)
+        plan = _indexing.subscripts(tuple(self._data.shape), self._fmt, key, mask_fmt)
+        data = _indexing.select(self._data, plan)
+        if plan[0] == "mask":
+            return DLArray._wrap(data, "")
+        return settled(data, self._fmt)
+
+    def __setitem__(self, key: object, value: object) -> None:
+        """``X[...] = value``, MATLAB's ``X(...) = value``: the value is aligned by label (a formatted
+        value) or broadcast (anything else) and cast to ``X``'s type. ``X`` gets an updated copy of its
+        data, as MATLAB's value semantics do: other dlarrays sharing the old tensor do not change, and
+        autograd flows through the assignment (also into a leaf that requires grad)."""
+        key, mask_fmt = _index_key(key)
+        plan = _indexing.subscripts(tuple(self._data.shape), self._fmt, key, mask_fmt)
+        self._data = _indexing.assign(self._data, plan, _assigned(self, value))
+
+    # -- Python and NumPy protocols: a defined outcome, never a silent object array -----------------
+    def __iter__(self) -> Any:
+        raise DLFormatError(
+            "a dlarray is not iterable: index it (X[:, i]) or iterate over stripdims(X) (the data in the "
+            "stored order)"
+        )
+
+    def __bool__(self) -> bool:
+        return bool(_one_element(self, "a truth value")._data.item())
+
+    def __float__(self) -> builtins.float:
+        return builtins.float(_one_element(self, "float()")._data.item())
+
+    def __int__(self) -> int:
+        return int(_one_element(self, "int()")._data.item())
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        raise DLFormatError(
+            "NumPy cannot take a dlarray: np.asarray(X) would lose its labels and its stored order. Use "
+            "extractdata(X).cpu().numpy() for the data in the stored (canonical) order, or "
+            'stripdims(X, "BTC").detach().cpu().numpy() for another order'
+        )
+
+    def __array_ufunc__(self, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
+        op = _NUMPY_OPERATORS.get(ufunc)
+        if op is not None and method == "__call__" and not kwargs and len(inputs) == 2:
+            return _elementwise(op, *inputs)  # an array on the left: array + X, array < X, ...
+        raise DLFormatError(
+            f"numpy.{ufunc.__name__} cannot take a dlarray. Use dlformat's MATLAB function of that name "
+            "where there is one (docs/dlarray_functions.md), or extractdata(X) for the data"
+        )
+
+    def __array_function__(self, func: Any, types: Any, args: Any, kwargs: Any) -> Any:
+        raise DLFormatError(
+            f"numpy.{func.__name__} cannot take a dlarray. Use dlformat's MATLAB function of that name where "
+            "there is one (docs/dlarray_functions.md), or extractdata(X) for the data"
+        )
+
+    @classmethod
+    def __torch_function__(
+        cls, func: Any, types: Any, args: tuple[Any, ...] = (), kwargs: dict[str, Any] | None = None
+    ) -> Any:
+        """A torch function called on a dlarray: the ported ones (dlformat._functions._interop) follow
+        MATLAB's format rule for their MATLAB counterpart; any other is a DLFormatError."""
+        # keyed by name: torch.exp and Tensor.exp share a rule, and dynamo looks a string up reliably
+        handler = TORCH_FUNCTIONS.get(getattr(func, "__name__", ""))
+        if handler is None:
+            raise _unported_torch_function(func)
+        return handler(func, args, kwargs or {})
+
+    if not TYPE_CHECKING:  # mypy keeps checking attribute names
+
+        def __getattr__(self, name: str) -> Any:
+            if not name.startswith("_") and hasattr(torch.Tensor, name):
+                raise TensorMethodError(
+                    f"a dlarray has no tensor method .{name}: dlformat ports MATLAB's functions, not torch's "
+                    f"methods. Use the MATLAB function (docs/dlarray_functions.md), or "
+                    f"stripdims(X).{name}(...) "
+                    "on the data in the stored order"
+                )
+            raise AttributeError(f"'DLArray' object has no attribute '{name}'")
+
     def _sizes(self) -> str:
         """MATLAB's size display: ``64(C) × 8(B) × 20(T)``, or ``3 × 4`` when unformatted."""
         if self._fmt:
@@ -280,18 +457,27 @@ def _single_wins(a: Any, b: Any) -> tuple[Any, Any]:
     return a, b
 
 
-def _elementwise(op: Callable[[Any, Any], torch.Tensor], left: object, right: object) -> DLArray:
+def _keep_types(a: Any, b: Any) -> tuple[Any, Any]:
+    return a, b
+
+
+def _elementwise(
+    op: Callable[[Any, Any], torch.Tensor],
+    left: object,
+    right: object,
+    cast: Callable[[Any, Any], tuple[Any, Any]] = _single_wins,
+) -> DLArray:
     left_formatted, right_formatted = _formatted(left), _formatted(right)
     if left_formatted is not None and right_formatted is not None:
         out_fmt, a, b, sources = _aligned(left_formatted, right_formatted)
-        a, b = _single_wins(a, b)
+        a, b = cast(a, b)
         try:
             return DLArray._wrap(op(a, b), out_fmt)
         except RuntimeError:
             # aligned by label, torch's broadcast rule is MATLAB's: only a failure needs naming
             _check_sizes(out_fmt, left_formatted, right_formatted, sources)
             raise
-    a, b = _single_wins(_operand(left), _operand(right))
+    a, b = cast(_operand(left), _operand(right))
     if left_formatted is not None:
         _check_plain_operand(left_formatted, b)
         return DLArray._wrap(op(a, b), left_formatted._fmt)
@@ -384,6 +570,155 @@ def _check_plain_operand(formatted: DLArray, other: object) -> None:
             f"a tensor of shape {tuple(other.shape)} does not broadcast against the canonical shape "
             f'{tuple(shape)} of a "{formatted._fmt}" dlarray'
         ) from None
+
+
+# -- helpers of the operators, indexing and protocols above ------------------------------------------
+def _is_operand(value: object) -> bool:
+    """Numeric data an operator takes: a dlarray, tensor, NumPy array or number."""
+    return isinstance(value, (DLArray, torch.Tensor, np.ndarray, np.generic, int, float, complex))
+
+
+def _numeric(data: torch.Tensor) -> torch.Tensor:
+    """Logical data as MATLAB computes on it (single: torch's default dtype); anything else as it is."""
+    return data.to(torch.get_default_dtype()) if data.dtype == torch.bool else data
+
+
+def _one_element(X: DLArray, what: str) -> DLArray:
+    if X._data.numel() != 1:
+        raise DLFormatError(
+            f"{what} of a dlarray needs exactly one element; this one has {X._data.numel()} "
+            f'(size {tuple(X._data.shape)}). Reduce it first, e.g. all(X, "all") or any(X, "all")'
+        )
+    return X
+
+
+def _index_key(key: object) -> tuple[object, str | None]:
+    """The key with dlarrays replaced by their data, and the format of a dlarray mask."""
+    if isinstance(key, DLArray):
+        return key._data, key._fmt
+    if isinstance(key, tuple) and any(isinstance(item, DLArray) for item in key):
+        return tuple(item._data if isinstance(item, DLArray) else item for item in key), None
+    return key, None
+
+
+def _assigned(target: DLArray, value: object) -> torch.Tensor:
+    """The value of ``target[...] = value`` as data in ``target``'s dimensions (labels aligned)."""
+    formatted = _formatted(value)
+    if formatted is not None:
+        if not target._fmt:
+            raise DLFormatError(
+                f'cannot assign a "{formatted._fmt}" dlarray into an unformatted one: label the target, or '
+                "assign stripdims(value)"
+            )
+        out_fmt, _, pattern, _ = _broadcast_plan(target._fmt, formatted._fmt)
+        if out_fmt != target._fmt:
+            raise DLFormatError(
+                f'cannot assign a "{formatted._fmt}" dlarray into a "{target._fmt}" one: the value may only '
+                "use the target's labels (it may lack some)"
+            )
+        return formatted._data if pattern is None else einops.rearrange(formatted._data, pattern)
+    data = _operand(value)
+    if not isinstance(data, torch.Tensor):
+        if not _is_operand(data):
+            raise DLFormatError(
+                f"indexed assignment needs numeric data (a dlarray, tensor, NumPy array or number); got "
+                f"{type(value).__name__}"
+            )
+        data = torch.as_tensor(data)
+    if data.ndim > target._data.ndim:
+        raise DLFormatError(
+            f"indexed assignment: a value of size {tuple(data.shape)} has more dimensions than the "
+            f"{target._data.ndim} of the target; wrap it with dlarray(value, fmt) to align it by label"
+        )
+    return data
+
+
+_NUMPY_OPERATORS: dict[Any, Callable[[Any, Any], torch.Tensor]] = {
+    np.add: operator.add,
+    np.subtract: operator.sub,
+    np.multiply: operator.mul,
+    np.true_divide: operator.truediv,
+    np.power: operator.pow,
+    np.remainder: _math.mod,
+    np.equal: operator.eq,
+    np.not_equal: operator.ne,
+    np.less: operator.lt,
+    np.less_equal: operator.le,
+    np.greater: operator.gt,
+    np.greater_equal: operator.ge,
+    np.logical_and: logical_and,
+    np.logical_or: logical_or,
+    np.bitwise_and: logical_and,
+    np.bitwise_or: logical_or,
+}
+
+TORCH_FUNCTIONS: dict[str, Callable[[Any, tuple[Any, ...], dict[str, Any]], Any]] = {}
+"""The torch functions that take dlarrays, by name (``"exp"`` is ``torch.exp`` and ``Tensor.exp``), each
+with its MATLAB counterpart's format rule: ``handler(func, args, kwargs)``; filled by
+:mod:`dlformat._functions._interop`. Any other torch function called on a dlarray is an error."""
+
+TORCH_HINTS: dict[str, str] = {}
+"""For an unported torch function's name, the dlformat function that does its work (filled there too)."""
+
+
+def _unported_torch_function(func: Any) -> DLFormatError:
+    name = torch.overrides.resolve_name(func) or getattr(func, "__qualname__", repr(func))
+    short = name.rsplit(".", 1)[-1]
+    hint = TORCH_HINTS.get(short)
+    instead = f"Use {hint}, or " if hint else "Use "
+    return DLFormatError(
+        f"{name} has no dlarray rule in dlformat: only the torch functions with a MATLAB counterpart are "
+        f"ported for dlarrays (docs/dlarray_functions.md). {instead}stripdims(X) (the data in the stored "
+        "order, with autograd) or extractdata(X) (detached) to call it on a plain tensor"
+    )
+
+
+def _is_scalar(value: object) -> bool:
+    data = value._data if isinstance(value, DLArray) else value
+    if isinstance(data, torch.Tensor):
+        return data.numel() == 1
+    if isinstance(data, np.ndarray):
+        return data.size == 1
+    return isinstance(data, (int, float, complex, np.generic))
+
+
+def mtimes(A: object, B: object) -> DLArray:
+    """MATLAB's ``mtimes`` (``A*B``), Python's ``A @ B``: the matrix product of unformatted 2-D data.
+
+    MATLAB's rule: one input can be formatted only when the other is an unformatted scalar (the
+    product is then elementwise and keeps the format). Vectors (1-D data) are columns, as MATLAB's
+    are; a scalar times a matrix is elementwise; the result is an unformatted dlarray.
+    """
+    formatted = _formatted(A)
+    if formatted is None:
+        formatted = _formatted(B)  # (never `or`: a dlarray's truth value is its data's)
+    if formatted is not None:
+        other = B if formatted is A else A
+        if _formatted(other) is None and _is_scalar(other):
+            return _elementwise(operator.mul, A, B)
+        raise DLFormatError(
+            f'mtimes (A*B, A @ B) cannot take a formatted dlarray ("{formatted._fmt}") with anything but an '
+            "unformatted scalar, as in MATLAB. For a layer's product use dlformat.functional.fullyconnect; "
+            "for a plain matrix product use stripdims on both sides"
+        )
+    if _is_scalar(A) or _is_scalar(B):
+        return _elementwise(operator.mul, A, B)
+    a, b = (torch.as_tensor(_operand(value)) for value in (A, B))
+    for name, data in (("first", a), ("second", b)):
+        if data.ndim > 2:
+            raise DLFormatError(
+                f"mtimes (A*B, A @ B) multiplies matrices; the {name} input has {data.ndim} dimensions "
+                f"{tuple(data.shape)}. Use pagemtimes for pages of matrices"
+            )
+    a = a.reshape(-1, 1) if a.ndim == 1 else a
+    b = b.reshape(-1, 1) if b.ndim == 1 else b
+    if a.shape[1] != b.shape[0]:
+        raise DLFormatError(
+            f"mtimes (A*B, A @ B): inner sizes must agree; got {a.shape[0]}×{a.shape[1]} times "
+            f"{b.shape[0]}×{b.shape[1]}"
+        )
+    dtype = working_dtype(a.dtype, b.dtype)
+    return DLArray._wrap(torch.matmul(a.to(dtype), b.to(dtype)), "")
 
 
 def _require_dlarray(function: str, value: object) -> DLArray:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-__all__ = ["DLFormatError", "LayerError"]
+__all__ = ["DLFormatError", "LayerError", "TensorMethodError"]
 
 
 class DLFormatError(ValueError):
@@ -12,6 +12,11 @@ class DLFormatError(ValueError):
     It subclasses :class:`ValueError`, so code that already catches bad values
     keeps working.
     """
+
+
+class TensorMethodError(DLFormatError, AttributeError):
+    """A torch tensor method asked of a dlarray (``X.sum()``, ``X.numpy()``): a DLFormatError that is
+    also an AttributeError, so ``hasattr`` and ``getattr(X, name, default)`` keep working."""
 
 
 class LayerError(DLFormatError):

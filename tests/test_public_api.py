@@ -24,6 +24,14 @@ PUBLIC = {
     "crossentropy", "indexcrossentropy", "mse", "l1loss", "l2loss", "huber", "training", "dlfeval", "dlgradient",
     "dlupdate", "adamupdate", "sgdmupdate", "rmspropupdate", "minibatchqueue", "MiniBatchQueue",
     "trainingProgressMonitor", "TrainingProgressMonitor", "recordMetrics", "updateInfo", "groupSubPlot",
+    # MATLAB's functions on dlarrays (issue 12, docs/dlarray_functions.md)
+    "abs", "acos", "acosh", "all", "any", "asin", "asinh", "atan", "atan2", "atanh", "cast", "cat", "ceil",
+    "circshift", "cos", "cosh", "cot", "csc", "ctranspose", "cumsum", "double", "eq", "erf", "exp", "fix", "flip",
+    "floor", "gather", "ge", "gt", "horzcat", "ipermute", "isdlarray", "isfinite", "isinf", "isnan", "le", "log",
+    "logical", "lt", "max", "mean", "min", "minus", "mod", "mtimes", "ndims", "ne", "norm", "numel", "ones",
+    "pagemtimes", "permute", "plus", "power", "prod", "rand", "randn", "rdivide", "relu", "rem", "repmat",
+    "reshape", "round", "sec", "sigmoid", "sign", "sin", "single", "sinh", "size", "sqrt", "squeeze", "sum", "tan",
+    "tanh", "times", "transpose", "uminus", "underlyingType", "uplus", "vecnorm", "vertcat", "xor", "zeros",
 }  # fmt: skip
 
 

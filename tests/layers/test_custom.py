@@ -285,15 +285,18 @@ def test_a_network_with_custom_and_function_layers_compiles_fullgraph_to_the_eag
 
 
 @pytest.mark.usefixtures("fresh_dynamo")
-@pytest.mark.xfail(
-    strict=True,
-    raises=torch._dynamo.exc.Unsupported,
-    reason="dlarray * torch.Tensor breaks the dynamo graph (_dlarray.py); wrap the tensor, dlarray(W)",
+@pytest.mark.parametrize(
+    "product", [lambda X, W: X * W, lambda X, W: W * X, lambda X, W: X - W], ids=["X*W", "W*X", "X-W"]
 )
-def test_a_dlarray_times_a_plain_parameter_compiles_fullgraph():
-    weights = torch.nn.Parameter(torch.ones(3, 1))
-    compiled = torch.compile(lambda X: dlf.stripdims(X * weights), fullgraph=True, backend="eager")
-    compiled(dlf.dlarray(torch.randn(3, 2), "CB"))
+def test_a_dlarray_times_a_plain_parameter_compiles_fullgraph(product):
+    """Dynamo sends a dlarray-and-tensor operator to DLArray.__torch_function__ (issue 12), which keeps
+    the operand order and the format."""
+    weights = torch.nn.Parameter(torch.arange(3.0).reshape(3, 1))
+    X = dlf.dlarray(torch.randn(3, 2), "CB")
+    compiled = torch.compile(lambda X: product(X, weights), fullgraph=True, backend="eager")
+    got, expected = compiled(X), product(X, weights)
+    assert dlf.dims(got) == "CB"
+    torch.testing.assert_close(dlf.stripdims(got), dlf.stripdims(expected), rtol=0, atol=0)
 
 
 @pytest.mark.parametrize(

@@ -1,0 +1,14 @@
+"""Every MATLAB function of this package, as ``dlformat`` exports them; importing this module also
+fills ``DLArray.__torch_function__``'s table (:mod:`._interop`)."""
+
+from __future__ import annotations
+
+from . import _creation, _elementwise, _interop, _reductions, _shape
+from ._creation import *  # noqa: F403
+from ._elementwise import *  # noqa: F403
+from ._reductions import *  # noqa: F403
+from ._shape import *  # noqa: F403
+
+__all__ = sorted({*_creation.__all__, *_elementwise.__all__, *_reductions.__all__, *_shape.__all__})
+
+del _interop  # imported for its table only
