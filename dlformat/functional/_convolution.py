@@ -190,17 +190,17 @@ def dlconv(
         "dlconv", X, weights, DataFormat, WeightsFormat
     )
     groups, filters, per_group = arranged.shape[:3]
-    channels = data.shape[1]
-    if channels != per_group * groups:
-        raise DLFormatError(
-            f"dlconv: the input has {channels} channels; the weights take {per_group * groups} "
-            f"({per_group} per group × {groups} group(s): weights are filterSize × numChannels × "
-            f"numFilters [× numGroups])"
-        )
-    count = len(window.slid)
-    strides = _sliding.sizes("dlconv", "Stride", Stride, count)
-    dilation = _sliding.sizes("dlconv", "DilationFactor", DilationFactor, count)
-    reach = tuple((size - 1) * rate + 1 for size, rate in zip(filter_size, dilation, strict=True))
+    count, strides, dilation, reach = _geometry(
+        "dlconv",
+        data,
+        groups,
+        per_group,
+        "numChannels × numFilters",
+        window,
+        Stride,
+        DilationFactor,
+        filter_size,
+    )
     words = ("same", "causal") if count == 1 else ("same",)
     padding = _sliding.edges(
         _sliding.padding_spec("dlconv", "Padding", Padding, count, words),
@@ -284,17 +284,17 @@ def dltranspconv(
         "dltranspconv", X, weights, DataFormat, WeightsFormat
     )
     groups, per_group, filters = arranged.shape[:3]
-    channels = data.shape[1]
-    if channels != per_group * groups:
-        raise DLFormatError(
-            f"dltranspconv: the input has {channels} channels; the weights take {per_group * groups} "
-            f"({per_group} per group × {groups} group(s): weights are filterSize × numFilters × "
-            f"numChannels [× numGroups])"
-        )
-    count = len(window.slid)
-    strides = _sliding.sizes("dltranspconv", "Stride", Stride, count)
-    dilation = _sliding.sizes("dltranspconv", "DilationFactor", DilationFactor, count)
-    reach = tuple((size - 1) * rate + 1 for size, rate in zip(filter_size, dilation, strict=True))
+    count, strides, dilation, reach = _geometry(
+        "dltranspconv",
+        data,
+        groups,
+        per_group,
+        "numFilters × numChannels",
+        window,
+        Stride,
+        DilationFactor,
+        filter_size,
+    )
     inputs = tuple(data.shape[2:])
     cropping = _cropping(
         _sliding.padding_spec("dltranspconv", "Cropping", Cropping, count, ("same",)), inputs, reach, strides
@@ -324,3 +324,28 @@ def dltranspconv(
         ),
     )
     return restore(DLArray._wrap(_sliding.from_torch(result[index], window, lead), X._fmt))
+
+
+def _geometry(
+    caller: str,
+    data: torch.Tensor,
+    groups: int,
+    per_group: int,
+    layout: str,
+    window: Any,
+    Stride: Any,
+    DilationFactor: Any,
+    filter_size: tuple[int, ...],
+) -> tuple[int, tuple[int, ...], tuple[int, ...], tuple[int, ...]]:
+    """The channel check shared by both convolutions, and (dimensions, strides, dilations, reach)."""
+    channels = data.shape[1]
+    if channels != per_group * groups:
+        raise DLFormatError(
+            f"{caller}: the input has {channels} channels; the weights take {per_group * groups} "
+            f"({per_group} per group × {groups} group(s): weights are filterSize × {layout} [× numGroups])"
+        )
+    count = len(window.slid)
+    strides = _sliding.sizes(caller, "Stride", Stride, count)
+    dilation = _sliding.sizes(caller, "DilationFactor", DilationFactor, count)
+    reach = tuple((size - 1) * rate + 1 for size, rate in zip(filter_size, dilation, strict=True))
+    return count, strides, dilation, reach
