@@ -114,7 +114,7 @@ def savemat(path: str | os.PathLike[str], mapping: dict[str, Any], version: str 
     version = str(version).removeprefix("-v").removeprefix("v")
     if version not in VERSIONS:
         raise DLFormatError(f'version must be "7" or "7.3"; got {version!r}')
-    variables = _values.normalize(mapping)
+    variables = _values.normalize(mapping, version)
     path = Path(path)
     writer = _matv5.write if version == "7" else _matv73.write
     directory = path.parent if str(path.parent) else Path(".")

@@ -753,9 +753,7 @@ class _Writer:
             if not value:
                 self.empty(parent, name, "char", (0, 0))
             else:
-                self.dataset(
-                    parent, name, np.array([[ord(c) for c in value]], dtype=np.uint16), "char", decode=2
-                )
+                self.dataset(parent, name, _utf16(value).reshape(1, -1), "char", decode=2)
         elif scipy.sparse.issparse(value):
             self.sparse(parent, name, value)
         elif value.dtype == object:
@@ -767,9 +765,12 @@ class _Writer:
                 cell_references[index] = self.reference(value[index])
             self.dataset(parent, name, cell_references, "cell")
         elif value.dtype.kind == "U":
-            width = max((len(row) for row in value.ravel()), default=0)
-            codes = np.array([[ord(c) for c in row.ljust(width)] for row in value.ravel()], dtype=np.uint16)
-            self.dataset(parent, name, codes.reshape(len(value.ravel()), width), "char", decode=2)
+            rows = [_utf16(row) for row in value.ravel().tolist()]
+            width = max((len(row) for row in rows), default=0)
+            codes = np.full((len(rows), width), ord(" "), dtype=np.uint16)  # rows padded as ljust does
+            for number, row in enumerate(rows):
+                codes[number, : len(row)] = row
+            self.dataset(parent, name, codes, "char", decode=2)
         else:
             self.numeric(parent, name, value)
 
@@ -823,6 +824,12 @@ class _Writer:
             if data.dtype.kind == "c":
                 data = _compound(data)
             group.create_dataset("data", data=data)
+
+
+def _utf16(text: str) -> np.ndarray:
+    """Text as MATLAB's char holds it: UTF-16 code units, a character beyond U+FFFF as a
+    surrogate pair (``normalize`` has refused lone surrogates)."""
+    return np.frombuffer(text.encode("utf-16-le"), dtype="<u2").astype(np.uint16)
 
 
 def _compound(values: np.ndarray) -> np.ndarray:

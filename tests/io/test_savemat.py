@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import h5py
 import numpy as np
 import pytest
@@ -20,6 +22,31 @@ def cell(*items, shape=None):
     for index, item in zip(np.ndindex(out.shape), items, strict=True):
         out[index] = item
     return out
+
+
+def self_referencing() -> dict:
+    inner: dict = {}
+    inner["self"] = inner
+    return {"inner": inner}
+
+
+def cell_holding_itself() -> np.ndarray:
+    cells = cell("a", None)
+    cells[0, 1] = cells
+    return cells
+
+
+def complex32() -> torch.Tensor:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # "ComplexHalf support is experimental"
+        return torch.zeros(2, dtype=torch.complex32)
+
+
+def nested(levels: int) -> dict:
+    value: dict = {"a": np.ones((1, 1))}
+    for _ in range(levels - 1):
+        value = {"a": value}
+    return value
 
 
 VALUES = {
@@ -145,6 +172,28 @@ def test_version_73_uses_matlabs_layout(tmp_path):
             r"x has dtype datetime64\[s\], which has no MATLAB class",
         ),
         ({"x": torch.nn.Linear(1, 1)}, r"x is a Linear, which has no MATLAB form"),
+        # issue 11, defects 16 and 22: raw UnicodeEncodeError, TypeError, NotImplementedError and
+        # RecursionError before
+        (
+            {"x": "\ud800A"},
+            r"^x holds a lone UTF-16 surrogate \(U\+D800 at index 0\), which is not a character",
+        ),
+        ({"s": {"t": "ok\udfffA"}}, r"^s.t holds a lone UTF-16 surrogate \(U\+DFFF at index 2\)"),
+        ({"x": np.array(["ab", "\ud83d?"])}, r"^x \(row 2\) holds a lone UTF-16 surrogate"),
+        ({"x": cell("a", "\udc00")}, r"^x\{2\} holds a lone UTF-16 surrogate"),
+        (
+            {"x": complex32()},
+            r"^x has dtype torch.complex32, which has no MATLAB class",
+        ),
+        (
+            {"x": torch.zeros(2, device="meta")},
+            r"^x is a torch tensor on the meta device, which holds no plain values",
+        ),
+        ({"x": torch.zeros(2, 2).to_sparse()}, r"^x is a torch tensor torch.sparse_coo"),
+        ({"x": self_referencing()}, r"^x.inner.self contains itself \(a reference cycle\)"),
+        ({"x": cell_holding_itself()}, r"^x\{2\} contains itself"),
+        ({"x": [{"a": 1}, {"a": self_referencing()}]}, r"^x\(2\).a.inner.self contains itself"),
+        ({"x": nested(101)}, r"^x(.a){100} nests cells and structs more than 100 levels deep"),
     ],
 )
 @pytest.mark.parametrize("version", ["7", "7.3"])
@@ -185,3 +234,41 @@ def test_mapping_is_required(tmp_path):
 def test_unwritable_destination(tmp_path):
     with pytest.raises(DLFormatError, match=r"cannot write .*missing-folder"):
         savemat(tmp_path / "missing-folder" / "x.mat", {"x": 1})
+
+
+@pytest.mark.parametrize("version", ["7", "7.3"])
+def test_characters_beyond_the_basic_plane_round_trip(tmp_path, version):
+    text = "emoji 😀, 𝄞 and 中"
+    savemat(tmp_path / "t.mat", {"t": text, "rows": np.array(["a😀", "bcd"])}, version=version)
+    loaded = loadmat(tmp_path / "t.mat")
+    assert loaded["t"] == text and loaded["rows"][0] in ("a😀", "a😀 ")
+    if version == "7.3":  # MATLAB's char: UTF-16 code units, a surrogate pair for each emoji
+        with h5py.File(tmp_path / "t.mat", "r") as file:
+            codes = file["t"][()].ravel().tolist()
+        assert codes == list(np.frombuffer(text.encode("utf-16-le"), "<u2"))
+        assert codes[6:8] == [0xD83D, 0xDE00]
+        assert loaded["rows"].tolist() == ["a😀", "bcd"]
+
+
+@pytest.mark.parametrize("version", ["7", "7.3"])
+def test_values_nested_as_deep_as_the_readers_follow_round_trip(tmp_path, version):
+    savemat(tmp_path / "deep.mat", {"x": nested(100)}, version=version)
+    value = loadmat(tmp_path / "deep.mat")["x"]
+    for _ in range(99):
+        value = value["a"]
+    assert value["a"].tolist() == [[1.0]]
+
+
+def test_dimensions_beyond_version_7_are_refused_naming_the_variable(tmp_path):
+    wide = np.zeros((0, 2**31))
+    with pytest.raises(
+        DLFormatError,
+        match=r'^x has a dimension over 2\^31 - 1 \(0×2147483648\), more than version 7 holds; save it with version="7.3"',
+    ):
+        savemat(tmp_path / "x.mat", {"x": wide})
+    huge = np.broadcast_to(np.zeros((1, 1)), (2**28 + 1, 1))  # 2 GiB of float64 in 8 bytes
+    with pytest.raises(DLFormatError, match=r"^s.c\{1\} has 2147483656 bytes over 2\^31 - 1"):
+        savemat(tmp_path / "x.mat", {"s": {"c": cell(huge)}})
+    assert list(tmp_path.iterdir()) == []
+    savemat(tmp_path / "x.mat", {"x": wide}, version="7.3")
+    assert loadmat(tmp_path / "x.mat")["x"].shape == (0, 2**31)
