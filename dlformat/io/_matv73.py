@@ -859,7 +859,8 @@ def _field_names(h5py: Any, fields: list[str]) -> np.ndarray:
 
 def write(path: Path, variables: dict[str, Any]) -> None:
     h5py = _h5py()
-    with h5py.File(path, "w", userblock_size=512, libver="earliest") as file:
+    # no HDF5 file lock: savemat holds its own on the temporary file (see _atomic)
+    with h5py.File(path, "w", userblock_size=512, libver="earliest", locking=False) as file:
         writer = _Writer(file)
         for name, value in variables.items():
             writer.write(file, name, value)
