@@ -110,7 +110,7 @@ def load_learnables(module: nn.Module, path: str | os.PathLike[str], strict: boo
         if not isinstance(state, dict):
             raise DLFormatError(f"{path}: State must be a struct with Layer, Parameter and Value cells")
         state_rows = _rows(f"{path} (State)", state)
-    assignments: list[tuple[nn.Parameter, np.ndarray]] = []
+    assignments: list[tuple[str, nn.Parameter, np.ndarray]] = []
     unexpected: list[str] = []
     seen: set[tuple[str, str]] = set()
     for number, (name, parameter, value) in enumerate(rows, start=1):
@@ -130,7 +130,7 @@ def load_learnables(module: nn.Module, path: str | os.PathLike[str], strict: boo
                 f"{path} row {number}: layer {name!r} parameter {parameter!r} is "
                 f"{matlab_size(value.shape)} in the file but {matlab_size(target.shape)} in the network"
             )
-        assignments.append((target, value))
+        assignments.append((f"layer {name!r} parameter {parameter!r}", target, value))
     if state is not None:
         unexpected += [f"{name}/{parameter} (state)" for name, parameter, _ in state_rows]
     missing = [
@@ -148,12 +148,46 @@ def load_learnables(module: nn.Module, path: str | os.PathLike[str], strict: boo
         raise DLFormatError(
             f"error(s) loading learnables from {path}: {'; '.join(problems)} (strict=False skips them)"
         )
-    with torch.no_grad():
-        for target, value in assignments:
-            target.copy_(
-                torch.from_numpy(np.ascontiguousarray(value)).to(dtype=target.dtype, device=target.device)
-            )
+    _assign(path, assignments)
     return LearnablesResult(missing, unexpected)
+
+
+def _assign(path: Any, assignments: list[tuple[str, nn.Parameter, np.ndarray]]) -> None:
+    """Copy every value into its parameter, or none: everything that can be checked is checked
+    first, and a copy that still fails puts back the values already replaced."""
+    converted: list[torch.Tensor | None] = []
+    for what, target, value in assignments:
+        if target.is_inference() and not torch.is_inference_mode_enabled():
+            raise DLFormatError(
+                f"cannot load learnables from {path}: {what} was created under torch.inference_mode(), "
+                "and PyTorch allows no change to such a tensor outside it; build the network outside "
+                "inference_mode (nothing was assigned)"
+            )
+        try:
+            tensor = torch.from_numpy(np.ascontiguousarray(value))
+            converted.append(tensor.to(dtype=target.dtype, device=target.device))
+        except (RuntimeError, TypeError) as error:
+            raise DLFormatError(
+                f"cannot load learnables from {path}: {what} cannot take the file's value ({error}); "
+                "nothing was assigned"
+            ) from None
+    replaced: list[tuple[nn.Parameter, torch.Tensor]] = []
+    failing = ""
+    with torch.no_grad():
+        try:
+            for index, (what, target, _) in enumerate(assignments):
+                failing = what
+                previous = target.detach().clone()
+                target.copy_(converted[index])  # type: ignore[arg-type]
+                converted[index] = None  # its memory goes to `previous`
+                replaced.append((target, previous))
+        except RuntimeError as error:
+            for target, previous in reversed(replaced):
+                target.copy_(previous)
+            raise DLFormatError(
+                f"cannot load learnables from {path}: copying into {failing} failed ({error}); "
+                "nothing was changed"
+            ) from None
 
 
 def _rows(path: Any, table: dict[str, Any]) -> list[tuple[str, str, np.ndarray]]:
