@@ -10,7 +10,6 @@ state yet, so its rows are reported as unexpected.
 from __future__ import annotations
 
 import os
-import re
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -20,10 +19,9 @@ from torch import nn
 from .._errors import DLFormatError
 from .._validate import matlab_size
 from ..layers import Layer
-from ._values import NUMERIC_CLASSES, Entry
+from ._values import CLASS_OF_DTYPE, Entry
 
 COLUMNS = ("Layer", "Parameter", "Value")
-_NUMERIC_DTYPES = {str(np.dtype(dtype)) for dtype in NUMERIC_CLASSES.values()}
 
 
 class LearnablesResult(NamedTuple):
@@ -217,31 +215,32 @@ def _column(path: Any, column: str, cells: Any) -> np.ndarray:
     return cells.ravel(order="F")
 
 
-def listing(path: Any, entries: list[Entry]) -> list[tuple[str, str, Entry]]:
-    """``(layer, parameter, Value entry)`` of a learnables file, for ``dlformat inspect``.
+class ListedRow(NamedTuple):
+    """A learnables row as ``dlformat inspect`` shows it."""
 
-    Reads the Layer and Parameter cells (short text) and takes each Value's size and type from
-    ``entries`` (:func:`dlformat.io.whos`), so the values themselves are never read.
+    layer: str
+    parameter: str
+    value: Entry  # the Value cell's size and type
+    nonfinite: str  # "" when every value is finite, else how many are NaN and Inf: "2 NaN, 1 Inf"
+
+
+def listing(path: Any) -> list[ListedRow]:
+    """The rows of a learnables file, for ``dlformat inspect``, with NaN and Inf values counted.
+
+    MATLAB (and :func:`load_learnables`) accept non-finite learnables without notice, so inspect
+    flags them: this reads the Layer, Parameter and Value cells (learnables are small next to
+    the data files ``whos`` lists from headers alone), and no other variable.
     """
     from . import loadmat
 
-    names = loadmat(path, ["Layer", "Parameter"])
-    columns = []
-    for column in ("Layer", "Parameter"):
-        columns.append(_column(path, column, names[column]))
-    values: dict[int, Entry | None] = {}
-    for entry in entries:
-        match = re.fullmatch(r"Value\{(\d+)\}(.*)", entry.path)
-        if match:  # a Value cell holding anything but an array (a cell, a struct) is no learnable
-            values[int(match.group(1))] = None if match.group(2) else entry
-    if not len(columns[0]) == len(columns[1]) == len(values):
-        raise DLFormatError(f"{path}: Layer, Parameter and Value must have the same number of rows")
     rows = []
-    for number, (name, parameter) in enumerate(zip(*columns, strict=True), start=1):
-        if not isinstance(name, str) or not isinstance(parameter, str):
-            raise DLFormatError(f"{path} row {number}: Layer and Parameter must be character vectors")
-        value = values.get(number)
-        if value is None or value.dtype not in _NUMERIC_DTYPES:
-            raise DLFormatError(f"{path} row {number}: Value of {name}/{parameter} must be a numeric array")
-        rows.append((name, parameter, value))
+    for number, (name, parameter, value) in enumerate(_rows(path, loadmat(path, list(COLUMNS))), start=1):
+        matlab_class = CLASS_OF_DTYPE[value.dtype]
+        entry = Entry(f"Value{{{number}}}", matlab_class, tuple(value.shape), str(value.dtype), value.nbytes)
+        counts = []
+        if value.dtype.kind == "f":
+            for label, count in (("NaN", np.isnan(value).sum()), ("Inf", np.isinf(value).sum())):
+                if count:
+                    counts.append(f"{count} {label}")
+        rows.append(ListedRow(name, parameter, entry, ", ".join(counts)))
     return rows
