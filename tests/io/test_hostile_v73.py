@@ -1,14 +1,20 @@
 """Hostile version 7.3 (HDF5) files: crafted regressions, and a fuzzer of six families.
 
-Each fuzz case is read (``loadmat``, then ``whos``) in its own forked process, under an
-address-space limit and CPU and wall-clock limits, and must end in a result or a DLFormatError:
-no signal, no hang, no other exception (a MemoryError, even wrapped, is a finding), and at most
-64 MiB + 20,000 × the file's size of resident memory above what the process held before.
+The families (issue 11): class-attribute lies, huge dimensions, reference cycles and fan-out,
+external storage and links, compound and other HDF5 types, corrupted bytes. Each fuzz case is
+read (``loadmat``, then ``whos``) in its own forked process, under an address-space limit
+(what the process holds, its memory bound and 256 MiB for libraries), a CPU-time limit of 2 s +
+2 µs a byte and a 20 s wall-clock limit, and must end in a result or a DLFormatError: no
+signal, no hang, no other exception (a MemoryError, even wrapped in a DLFormatError, is a
+finding), at most 64 MiB + 20,000 × the file's size of resident memory above what the process
+held before, and no result at all for a file that reaches outside itself. 120 cases run in the
+default suite, 2,000 more under ``slow``.
 """
 
 from __future__ import annotations
 
 import os
+import random
 import resource
 import signal
 import subprocess
@@ -23,7 +29,7 @@ import numpy as np
 import pytest
 
 from dlformat import DLFormatError
-from dlformat.io import loadmat, whos
+from dlformat.io import loadmat, savemat, whos
 
 MAT_HEADER = b"MATLAB 7.3 MAT-file, crafted by dlformat's tests".ljust(116, b" ") + b" " * 8 + b"\x00\x02IM"
 
@@ -461,3 +467,415 @@ def _finish(case: Case, launched, wall: float) -> Result:
 def isolated(case: Case, folder: Path, wall: float = 20.0) -> Result:
     """Read one case in a forked process; what it did, or how it died."""
     return run_all([case], folder, workers=1, wall=wall)[0]
+
+
+# -- the six families ---------------------------------------------------------------------------
+def _base_values(rng: random.Random) -> dict:
+    cells = np.empty((2, 2), dtype=object)
+    cells[0, 0], cells[1, 0], cells[0, 1] = "text", np.ones((2, 3, 4), np.int16), {"inner": np.eye(2)}
+    cells[1, 1] = np.empty((0, 3), dtype=object)
+    everything = {
+        "d": np.arange(6.0).reshape(2, 3), "f": np.ones((1, 5), np.float32), "u": np.ones((3, 1), np.uint64),
+        "z": np.array([[1 + 2j, 3]], np.complex64), "b": np.array([[True, False]]), "t": "hello😀", "e": "",
+        "rows": np.array(["ab", "cd", "ef"]), "sp": scipy_sparse(), "c": cells,
+        "s": {"a": np.zeros((2, 2)), "n": {"deep": np.ones((1, 1))}, "none": {}},
+        "arr": [{"x": np.ones((1, 2)), "y": "q"}, {"x": np.ones((3, 1)), "y": ""}],
+        "empty": np.zeros((0, 4)), "big": np.arange(3000.0).reshape(50, 60),
+    }  # fmt: skip
+    names = rng.sample(sorted(everything), rng.randint(1, len(everything)))
+    return {name: everything[name] for name in names}
+
+
+def scipy_sparse():
+    import scipy.sparse
+
+    return scipy.sparse.csc_matrix(np.array([[0, 1.5, 0], [2, 0, 0], [0, 0, 3]]))
+
+
+def _corpus_files() -> list[Path]:
+    folder = os.environ.get("DLFORMAT_MATLAB_CORPUS")
+    if not folder:
+        return []
+    return sorted(p for p in Path(folder).glob("*.mat") if p.read_bytes()[512:520] == b"\x89HDF\r\n\x1a\n")
+
+
+def _base(rng: random.Random, path: Path) -> Path:
+    corpus = _corpus_files()
+    if corpus and rng.random() < 0.3:
+        path.write_bytes(rng.choice(corpus).read_bytes())
+    else:
+        savemat(path, _base_values(rng), version="7.3")
+    return path
+
+
+def _objects(file) -> list:
+    found = []
+    file.visititems(
+        lambda name, obj: found.append(obj) if isinstance(obj, (h5py.Dataset, h5py.Group)) else None
+    )
+    return [*found, file]
+
+
+CLASS_LIES = [
+    *(np.bytes_(name) for name in ("double", "single", "int8", "uint64", "char", "logical", "cell", "struct")),
+    *(np.bytes_(name) for name in ("function_handle", "string", "table", "sparse", "x" * 3000, "")),
+    np.int64(6), 2.5, np.array([b"dou", b"ble"]), np.bytes_(b"\xff\xfe"), "double", np.arange(5), np.zeros(0),
+]  # fmt: skip
+FLAG_LIES = [
+    np.uint8(1),
+    np.uint8(0),
+    np.bytes_("yes"),
+    np.array([1, 2]),
+    np.nan,
+    2**62,
+    -1,
+    np.zeros(0),
+    1.5,
+]
+
+
+def family_class_lies(rng: random.Random, path: Path) -> None:
+    _base(rng, path)
+    with h5py.File(path, "r+") as file:
+        objects = _objects(file)
+        for _ in range(rng.randint(1, 3)):
+            obj = rng.choice(objects)
+            what = rng.choice(
+                ["class", "class", "class", "delete", "empty", "sparse", "decode", "fields", "object"]
+            )
+            attrs = obj.attrs
+            if what == "class":
+                attrs["MATLAB_class"] = rng.choice(CLASS_LIES)
+            elif what == "delete" and "MATLAB_class" in attrs:
+                del attrs["MATLAB_class"]
+            elif what == "empty":
+                attrs["MATLAB_empty"] = rng.choice(FLAG_LIES)
+            elif what == "sparse":
+                attrs["MATLAB_sparse"] = rng.choice(FLAG_LIES)
+            elif what == "decode":
+                attrs["MATLAB_int_decode"] = rng.choice(FLAG_LIES)
+            elif what == "object":
+                attrs["MATLAB_object_decode"] = rng.choice(FLAG_LIES)
+            else:
+                names = rng.choice([[], ["nope"], ["a/b"], [".."], ["x"] * 3, ["é"], [""]])
+                data = np.empty(len(names), dtype=h5py.vlen_dtype(np.dtype("S1")))
+                for index, name in enumerate(names):
+                    data[index] = np.frombuffer(name.encode(), dtype="S1")
+                attrs["MATLAB_fields"] = rng.choice([data, obj.ref if rng.random() < 0.5 else data])
+
+
+def family_huge_dims(rng: random.Random, path: Path) -> None:
+    def build(file):
+        kind = rng.choice(
+            ["chunked", "empty", "sparse", "null", "scalar refs", "struct array", "fields", "cell", "chunk"]
+        )
+        huge = rng.choice([2**20, 2**31, 2**40, 2**62])
+        if kind == "chunked":
+            matlab_class = rng.choice(["double", "char", "logical", "int8", "struct"])
+            classed(
+                file.create_dataset("x", shape=(huge, rng.choice([1, 3, huge])), dtype="f8", chunks=(1, 1)),
+                matlab_class,
+            )
+        elif kind == "empty":
+            dims = rng.choice(
+                [[huge, 0], [0, huge, huge], [huge, huge], [2**20, 1], [10**6, 2], [2**64 - 1, 0], [3]]
+            )
+            dataset = classed(
+                file.create_dataset("x", data=np.array(dims, dtype=np.uint64)),
+                rng.choice(["struct", "cell", "double", "char", "logical"]),
+            )
+            dataset.attrs["MATLAB_empty"] = np.uint8(1)
+        elif kind == "sparse":
+            group = classed(file.create_group("x"), rng.choice(["double", "logical"]))
+            group.attrs["MATLAB_sparse"] = np.uint64(rng.choice([huge, 3]))
+            columns = rng.choice([2, huge])
+            group.create_dataset("jc", shape=(columns + 1,), dtype="u8", chunks=(1,))
+            if rng.random() < 0.5:
+                group.create_dataset("ir", shape=(rng.choice([1, 2, huge]),), dtype="u8", chunks=(1,))
+                group.create_dataset("data", shape=(rng.choice([1, 2, huge]),), dtype="f8", chunks=(1,))
+        elif kind == "chunk":  # a chunk far larger than the dataset, which HDF5 inflates whole
+            dataset = file.create_dataset(
+                "x", shape=(1,), maxshape=(None,), chunks=(min(huge, 2**28),), dtype="u1"
+            )
+            if rng.random() < 0.5:
+                dataset[0] = 1
+            classed(dataset, "uint8")
+        elif kind == "null":
+            classed(file.create_dataset("x", data=h5py.Empty("f8")), rng.choice(["double", "cell", "char"]))
+        elif kind == "scalar refs":
+            target = double(file.create_group("#refs#"), "a")
+            classed(file.create_dataset("x", data=target.ref, dtype=h5py.ref_dtype), "cell")
+        elif kind == "struct array":
+            group = classed(file.create_group("x"), "struct")
+            for field in ("a", "b"):
+                group.create_dataset(field, shape=(huge, 1), dtype=h5py.ref_dtype, chunks=(1, 1))
+        elif kind == "fields":
+            group = classed(file.create_group("x"), "struct")
+            count = rng.choice([600, 5000])
+            names = np.empty(count, dtype=h5py.vlen_dtype(np.dtype("S1")))
+            for index in range(count):
+                names[index] = np.frombuffer(f"f{index}".encode(), dtype="S1")
+            refs = file.create_group("#refs#")
+            group.attrs["MATLAB_fields"] = refs.create_dataset("names", data=names).ref
+        else:
+            classed(file.create_dataset("x", shape=(huge, 2), dtype=h5py.ref_dtype, chunks=(1, 1)), "cell")
+
+    crafted(path, build)
+
+
+def family_references(rng: random.Random, path: Path) -> None:
+    def build(file):
+        kind = rng.choice(
+            [
+                "fan-out",
+                "fan-out",
+                "self",
+                "pair",
+                "struct",
+                "struct array",
+                "root",
+                "group",
+                "null",
+                "region",
+                "wide",
+                "deep",
+                "fields",
+            ]
+        )
+        refs = file.create_group("#refs#")
+        if kind == "fan-out":
+            del file["#refs#"]
+            fan_out(file, rng.randint(1, 90), rng.randint(1, 6))
+        elif kind == "self":
+            a = classed(refs.create_dataset("a", shape=(1, rng.randint(1, 4)), dtype=h5py.ref_dtype), "cell")
+            a[0, :] = a.ref
+            cell(file, "x", [a.ref])
+        elif kind == "pair":
+            a = classed(refs.create_dataset("a", shape=(1, 2), dtype=h5py.ref_dtype), "cell")
+            b = cell(refs, "b", [a.ref, a.ref])
+            a[0, :] = b.ref
+            cell(file, "x", [a.ref, b.ref])
+        elif kind == "struct":
+            group = classed(refs.create_group("s"), "struct")
+            cell(group, "f", [group.ref])
+            cell(file, "x", [group.ref])
+        elif kind == "struct array":
+            group = classed(file.create_group("x"), "struct")
+            group.create_dataset("f", data=np.array([[group.ref, group.ref]], dtype=h5py.ref_dtype))
+        elif kind == "root":
+            classed(file, "struct")
+            cell(file, "x", [file.ref])
+        elif kind == "group":
+            cell(file, "x", [refs.ref, file.ref])
+        elif kind == "null":
+            classed(file.create_dataset("x", shape=(1, 3), dtype=h5py.ref_dtype), "cell")
+        elif kind == "region":
+            target = double(refs, "a")
+            data = np.array([target.regionref[0:1, 0:1]], dtype=h5py.regionref_dtype)
+            classed(file.create_dataset("x", data=data), "cell")
+        elif kind == "wide":
+            target = double(refs, "a").ref
+            count = rng.choice([1000, 100_000, 1_000_000])
+            data = np.empty((count, 1), dtype=h5py.ref_dtype)
+            data[:] = target
+            classed(
+                file.create_dataset("x", data=data, compression="gzip", chunks=(min(count, 100_000), 1)),
+                "cell",
+            )
+        elif kind == "deep":
+            target = double(refs, "leaf").ref
+            for level in range(rng.randint(90, 130)):
+                target = cell(refs, f"n{level}", [target]).ref
+            cell(file, "x", [target])
+        else:
+            group = classed(file.create_group("x"), "struct")
+            group.attrs["MATLAB_fields"] = rng.choice([group.ref, refs.ref, double(refs, "a").ref])
+
+    crafted(path, build, libver=rng.choice(["earliest", "latest"]))
+
+
+def family_outside(rng: random.Random, path: Path) -> None:
+    folder = path.parent
+    fifo = folder / "fifo"
+    if not fifo.exists():
+        os.mkfifo(fifo)
+    other = folder / "other.mat"
+    if not other.exists():
+        crafted(other, lambda file: double(file, "y", 7.0))
+
+    def build(file):
+        kind = rng.choice(["storage", "storage", "external link", "soft link", "virtual"])
+        where = rng.choice(["top", "cell", "field", "sparse", "empty", "struct array"])
+        refs = file.create_group("#refs#")
+        if where == "top":
+            parent, name = file, "x"
+        elif where == "field":
+            parent, name = classed(file.create_group("x"), "struct"), "w"
+        else:
+            parent, name = refs, "a"
+        if kind == "storage":
+            target = rng.choice(["/etc/passwd", "/dev/zero", "/dev/urandom", str(fifo), "missing", "../x"])
+            dataset = parent.create_dataset(name, shape=(1, 8), dtype="u1", external=[(target, 0, 8)])
+            classed(dataset, rng.choice(["uint8", "char", "cell", "double"]))
+            if where == "empty":
+                dataset.attrs["MATLAB_empty"] = np.uint8(1)
+        elif kind == "external link":
+            target = rng.choice(
+                [(str(other), "/y"), ("/etc/passwd", "/x"), (str(path), "/x"), (str(fifo), "/")]
+            )
+            parent[name] = h5py.ExternalLink(*target)
+        elif kind == "soft link":
+            double(refs, "b")
+            parent[name] = h5py.SoftLink(
+                rng.choice(["/#refs#/b", "/", "/nowhere", f"{parent.name}/{name}", "/x"])
+            )
+        else:
+            layout = h5py.VirtualLayout(shape=(1, 1), dtype="f8")
+            layout[0, 0] = h5py.VirtualSource(rng.choice([str(other), str(path)]), "y", shape=(1, 1))
+            classed(parent.create_virtual_dataset(name, layout))
+        if parent is not refs:
+            return
+        link = refs.get("a", getlink=True)
+        if not isinstance(link, h5py.HardLink):  # a link: met as a struct field
+            classed(file.create_group("x"), "struct")["w"] = link
+        elif where == "sparse":
+            group = classed(file.create_group("x"), "double")
+            group.attrs["MATLAB_sparse"] = np.uint64(1)
+            group.create_dataset("jc", data=np.array([0, 1], dtype=np.uint64))
+            group.create_dataset("ir", data=np.array([0], dtype=np.uint64))
+            group["data"] = refs["a"]
+        elif where == "struct array":
+            group = classed(file.create_group("x"), "struct")
+            group.create_dataset("f", data=np.array([[refs["a"].ref]], dtype=h5py.ref_dtype))
+        elif where == "empty":
+            file["x"] = refs["a"]  # a second hard link
+        else:
+            cell(file, "x", [refs["a"].ref])
+
+    crafted(path, build, libver="latest")
+
+
+COMPOUND_TYPES = [
+    np.dtype([("real", "f8"), ("imag", "f8")]), np.dtype([("real", "f4"), ("imag", "f8")]),
+    np.dtype([("real", "i1"), ("imag", "u8")]), np.dtype([("real", "S4"), ("imag", "f8")]),
+    np.dtype([("real", [("a", "f8")]), ("imag", "f8")]), np.dtype([("real", "f8")]),
+    np.dtype([("real", "f8"), ("imag", "f8"), ("more", "f8")]), np.dtype([("r", "f8"), ("i", "f8")]),
+    np.dtype(("f8", (100, 100))), np.dtype("S10"), np.dtype("V8"), np.dtype("f2"), np.dtype("c16"),
+    h5py.vlen_dtype(np.dtype("f8")), h5py.string_dtype(), h5py.enum_dtype({"a": 0, "b": 1}, basetype="i1"),
+    h5py.ref_dtype, np.dtype(bool), np.dtype([("real", h5py.vlen_dtype(np.dtype("f8"))), ("imag", "f8")]),
+]  # fmt: skip
+
+
+def family_compound(rng: random.Random, path: Path) -> None:
+    def build(file):
+        dtype = rng.choice(COMPOUND_TYPES)
+        shape = rng.choice([(1, 1), (2, 3), (1000, 1), (3,)])
+        matlab_class = rng.choice(["double", "single", "char", "logical", "cell", "int8", "uint16"])
+        where = rng.choice(["top", "cell", "sparse data"])
+        parent = file if where == "top" else file.create_group("#refs#")
+        name = "x" if where == "top" else "a"
+        dataset = parent.create_dataset(name, shape=shape, dtype=dtype)
+        if not dtype.hasobject and dtype.itemsize * int(np.prod(shape)) < 2**20:
+            dataset[...] = np.zeros(shape, dtype=dtype)
+        classed(dataset, matlab_class)
+        if where == "cell":
+            cell(file, "x", [dataset.ref])
+        elif where == "sparse data":
+            group = classed(file.create_group("x"), "double")
+            group.attrs["MATLAB_sparse"] = np.uint64(shape[0])
+            count = int(np.prod(shape))
+            group.create_dataset("jc", data=np.array([0, count], dtype=np.uint64))
+            group.create_dataset("ir", data=np.zeros(count, dtype=np.uint64))
+            group["data"] = dataset
+
+    crafted(path, build, libver=rng.choice(["earliest", "latest"]))
+
+
+def family_corrupted(rng: random.Random, path: Path) -> None:
+    data = bytearray(_base(rng, path).read_bytes())
+    start = 512 if rng.random() < 0.9 else 0
+    for _ in range(rng.randint(1, 4)):
+        if len(data) <= start + 1:
+            break
+        at = rng.randrange(start, len(data))
+        kind = rng.choice(["flip", "flip", "truncate", "zero", "huge", "duplicate"])
+        if kind == "flip":
+            for _ in range(rng.randint(1, 8)):
+                data[rng.randrange(start, len(data))] ^= 1 << rng.randrange(8)
+        elif kind == "truncate":
+            del data[at:]
+        elif kind == "zero":
+            data[at : at + rng.randint(1, 64)] = bytes(len(data[at : at + 64]))
+        elif kind == "huge":
+            word = rng.choice([0xFFFFFFFF, 0x7FFFFFFF, 0x80000000, 2**20])
+            position = at - at % 4
+            data[position : position + 4] = word.to_bytes(4, "little")[: len(data) - position]
+        else:
+            end = min(len(data), at + rng.randint(1, 256))
+            data[at:at] = data[at:end]
+    path.write_bytes(bytes(data))
+
+
+FAMILIES = {
+    "class-attribute lies": family_class_lies,
+    "huge dims": family_huge_dims,
+    "reference cycles and fan-out": family_references,
+    OUTSIDE_FAMILY: family_outside,
+    "compound types": family_compound,
+    "corrupted bytes": family_corrupted,
+}
+
+
+def generate(seeds: range, folder: Path) -> list[Case]:
+    names = list(FAMILIES)
+    cases = []
+    for seed in seeds:
+        family = names[seed % len(names)]
+        path = folder / f"make{seed}.mat"
+        for attempt in range(10):  # h5py refuses to write a few of the combinations drawn
+            try:
+                FAMILIES[family](random.Random(seed * 100 + attempt), path)
+                break
+            except (ValueError, TypeError, KeyError, OSError):
+                path.unlink(missing_ok=True)
+        cases.append(Case(seed, family, path.read_bytes()))
+        path.unlink()
+    return cases
+
+
+def fuzz(seeds: range, folder: Path) -> list[Result]:
+    return run_all(generate(seeds, folder), folder)
+
+
+def summary(results: list[Result]) -> str:
+    """The figures: outcomes, the worst CPU time and the worst memory, against their bounds."""
+
+    def bound(result: Result) -> float:
+        return MEMORY_BOUND + MEMORY_PER_BYTE * len(result.case.data)
+
+    outcomes: dict[str, int] = {}
+    for result in results:
+        outcomes[result.outcome] = outcomes.get(result.outcome, 0) + 1
+    slowest = max(results, key=lambda result: result.seconds)
+    fullest = max(results, key=lambda result: result.peak / bound(result))
+    ratio = max(results, key=lambda result: result.peak / len(result.case.data))
+    return (
+        f"{len(results)} cases {outcomes}; worst CPU time {slowest.seconds:.2f} s (seed {slowest.case.seed}, "
+        f"{slowest.case.family}, {len(slowest.case.data)} bytes); most memory {fullest.peak / 2**20:.1f} MiB "
+        f"= {fullest.peak / bound(fullest):.0%} of its bound (seed {fullest.case.seed}, {fullest.case.family}, "
+        f"{len(fullest.case.data)} bytes); largest ratio {ratio.peak / len(ratio.case.data):.0f}× its "
+        f"{len(ratio.case.data)} bytes (seed {ratio.case.seed})"
+    )
+
+
+def test_fuzzed_v73_files_end_in_a_result_or_a_clear_error(tmp_path):
+    results = fuzz(range(0, 120), tmp_path)
+    print(summary(results))
+    assert [r for r in results if r.finding] == []
+
+
+@pytest.mark.slow
+def test_fuzzed_v73_files_long_run(tmp_path):
+    results = fuzz(range(100_000, 102_000), tmp_path)
+    print(summary(results))
+    assert [r for r in results if r.finding] == []
