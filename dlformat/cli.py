@@ -96,7 +96,7 @@ def _inspect(args: argparse.Namespace) -> int:
         is_learnables = all(
             any(name.startswith(column + "{") for name in names) for column in _learnables.COLUMNS
         )
-        learnables = _learnables.listing(args.file, entries) if is_learnables else []
+        learnables = _learnables.listing(args.file) if is_learnables else []
     except DLFormatError as error:
         print(f"dlformat inspect: {error}", file=sys.stderr)
         return 1
@@ -115,10 +115,16 @@ def _inspect(args: argparse.Namespace) -> int:
     if learnables:
         print()
         _table(
-            ("layer", "parameter", "size", "dtype"),
-            [(layer, parameter, _size(value.shape), value.dtype) for layer, parameter, value in learnables],
+            ("layer", "parameter", "size", "dtype", "non-finite"),
+            [
+                (row.layer, row.parameter, _size(row.value.shape), row.value.dtype, row.nonfinite or "-")
+                for row in learnables
+            ],
         )
-        print(f"learnables: {len(learnables)} rows")
+        flagged = sum(bool(row.nonfinite) for row in learnables)
+        print(
+            f"learnables: {len(learnables)} rows" + (f", {flagged} with NaN or Inf values" if flagged else "")
+        )
     return 0
 
 

@@ -123,10 +123,31 @@ def test_inspect_lists_the_rows_of_a_learnables_file(tmp_path, capsys):
     assert main(["inspect", str(tmp_path / "l.mat")]) == 0
     out = capsys.readouterr().out.splitlines()
     start = out.index("") + 1
-    assert out[start].split() == ["layer", "parameter", "size", "dtype"]
-    assert out[start + 1].split() == ["posemb", "Weights", "64×128", "float32"]
-    assert out[start + 2].split() == ["b", "Weights", "8×16", "float32"]
+    assert out[start].split() == ["layer", "parameter", "size", "dtype", "non-finite"]
+    assert out[start + 1].split() == ["posemb", "Weights", "64×128", "float32", "-"]
+    assert out[start + 2].split() == ["b", "Weights", "8×16", "float32", "-"]
     assert out[-1] == "learnables: 2 rows"
+
+
+@pytest.mark.parametrize("version", ["7", "7.3"])
+def test_inspect_flags_nan_and_inf_learnables(tmp_path, capsys, version):
+    import torch
+
+    import dlformat as dlf
+    from dlformat.io import save_learnables
+
+    net = torch.nn.Sequential(
+        dlf.positionEmbeddingLayer(4, 6, Name="ok"), dlf.positionEmbeddingLayer(4, 6, Name="bad")
+    )
+    with torch.no_grad():  # MATLAB and load_learnables accept such values; inspect points them out
+        net[1].Weights[0, :2] = float("nan")
+        net[1].Weights[3, 5] = float("-inf")
+    save_learnables(net, tmp_path / "l.mat", version=version)
+    assert main(["inspect", str(tmp_path / "l.mat")]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert ["ok", "Weights", "4×6", "float32", "-"] in [line.split() for line in out]
+    assert ["bad", "Weights", "4×6", "float32", "2", "NaN,", "1", "Inf"] in [line.split() for line in out]
+    assert out[-1] == "learnables: 2 rows, 1 with NaN or Inf values"
 
 
 @pytest.mark.parametrize(
@@ -146,34 +167,38 @@ def test_inspect_lists_matlab_objects_by_class_and_true_size(corpus, capsys, nam
 
 
 @pytest.mark.parametrize("version", ["7", "7.3"])
-def test_inspect_of_a_learnables_file_reads_no_value(tmp_path, capsys, monkeypatch, version):
-    import torch
+def test_inspect_of_a_learnables_file_reads_no_other_values(tmp_path, capsys, monkeypatch, version):
+    # inspect once read no value of a learnables file; it now reads the Value cells, to flag NaN
+    # and Inf learnables (issue 11, defect 29: MATLAB accepts them without notice). Learnables are
+    # small next to the data files inspect lists from headers alone, and nothing else is read.
+    import numpy as np
 
-    import dlformat as dlf
-    from dlformat.io import _matv5, _matv73, save_learnables
+    from dlformat.io import _matv5, _matv73, savemat
 
-    save_learnables(
-        torch.nn.Sequential(dlf.positionEmbeddingLayer(64, 128, Name="p")), tmp_path / "l.mat", version
-    )
+    cells = {column: np.empty((1, 1), dtype=object) for column in ("Layer", "Parameter", "Value")}
+    cells["Layer"][0, 0], cells["Parameter"][0, 0] = "p", "Weights"
+    cells["Value"][0, 0] = np.ones((64, 128), np.float32)
+    savemat(tmp_path / "l.mat", cells | {"data": np.ones((500, 400))}, version=version)
     read_v7 = _matv5.read
 
-    def names_only(path, names):
-        assert "Value" not in names, "inspect read the Value cells"
+    def columns_only(path, names):
+        assert "data" not in names, "inspect read another variable"
         return read_v7(path, names)
 
-    monkeypatch.setattr(_matv5, "read", names_only)
+    monkeypatch.setattr(_matv5, "read", columns_only)
     monkeypatch.setattr(_matv73._Reader, "read", _no_numeric_read(_matv73._Reader.read))
     assert main(["inspect", str(tmp_path / "l.mat")]) == 0
     out = capsys.readouterr().out.splitlines()
-    assert out[-2].split() == ["p", "Weights", "64×128", "float32"]
+    assert out[-2].split() == ["p", "Weights", "64×128", "float32", "-"]
     assert ["Value{1}", "single", "64×128", "float32", "32768"] in [line.split() for line in out]
+    assert ["data", "double", "500×400", "float64", "1600000"] in [line.split() for line in out]
 
 
 def _no_numeric_read(read):
-    """Reader.read that refuses float data (learnables values), allowing references and char codes."""
+    """Reader.read that refuses float data outside the Value cells (a learnables file's values)."""
 
     def guarded(self, dataset, path):
-        if dataset.dtype.kind == "f":
+        if dataset.dtype.kind == "f" and not path.startswith("Value{"):
             raise AssertionError(f"inspect read the values of {path}")
         return read(self, dataset, path)
 

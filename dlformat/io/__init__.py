@@ -8,13 +8,12 @@ classes: integer-valued doubles stay float64 however MATLAB stored them. See
 from __future__ import annotations
 
 import os
-import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 from .._errors import DLFormatError
-from . import _direct, _matv5, _matv73, _scan, _values
+from . import _atomic, _direct, _matv5, _matv73, _scan, _values
 from ._learnables import load_learnables, save_learnables
 
 __all__ = ["load_learnables", "loadmat", "save_learnables", "savemat", "whos"]
@@ -101,7 +100,8 @@ def savemat(path: str | os.PathLike[str], mapping: dict[str, Any], version: str 
     """Write variables to a MAT-file that MATLAB loads.
 
     Args:
-        path: the file (replaced atomically: a failed write leaves no partial file).
+        path: the file (replaced atomically: a failed write leaves no partial file; a symbolic
+            link is written through, and the file keeps its permissions, as ``open`` would).
         mapping: ``{name: value}`` in dlformat's form; also torch tensors (float16 and
             bfloat16 become single), numbers (1×1 double) and 1-D arrays (1×N rows).
         version: ``"7"`` (compressed, MATLAB's default; SciPy) or ``"7.3"`` (HDF5, for
@@ -114,23 +114,9 @@ def savemat(path: str | os.PathLike[str], mapping: dict[str, Any], version: str 
     version = str(version).removeprefix("-v").removeprefix("v")
     if version not in VERSIONS:
         raise DLFormatError(f'version must be "7" or "7.3"; got {version!r}')
-    variables = _values.normalize(mapping)
-    path = Path(path)
+    variables = _values.normalize(mapping, version)
     writer = _matv5.write if version == "7" else _matv73.write
-    directory = path.parent if str(path.parent) else Path(".")
-    try:
-        handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
-    except OSError as error:
-        raise DLFormatError(f"cannot write {path}: {error.strerror or error}") from None
-    os.close(handle)
-    try:
-        writer(Path(temporary), variables)
-        os.replace(temporary, path)
-    except BaseException as error:
-        Path(temporary).unlink(missing_ok=True)
-        if isinstance(error, OSError):
-            raise DLFormatError(f"cannot write {path}: {error.strerror or error}") from None
-        raise
+    _atomic.replace(path, lambda temporary: writer(temporary, variables))
 
 
 def whos(path: str | os.PathLike[str]) -> list[_values.Entry]:

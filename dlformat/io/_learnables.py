@@ -10,7 +10,6 @@ state yet, so its rows are reported as unexpected.
 from __future__ import annotations
 
 import os
-import re
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -20,10 +19,9 @@ from torch import nn
 from .._errors import DLFormatError
 from .._validate import matlab_size
 from ..layers import Layer
-from ._values import NUMERIC_CLASSES, Entry
+from ._values import CLASS_OF_DTYPE, Entry
 
 COLUMNS = ("Layer", "Parameter", "Value")
-_NUMERIC_DTYPES = {str(np.dtype(dtype)) for dtype in NUMERIC_CLASSES.values()}
 
 
 class LearnablesResult(NamedTuple):
@@ -110,7 +108,7 @@ def load_learnables(module: nn.Module, path: str | os.PathLike[str], strict: boo
         if not isinstance(state, dict):
             raise DLFormatError(f"{path}: State must be a struct with Layer, Parameter and Value cells")
         state_rows = _rows(f"{path} (State)", state)
-    assignments: list[tuple[nn.Parameter, np.ndarray]] = []
+    assignments: list[tuple[str, nn.Parameter, np.ndarray]] = []
     unexpected: list[str] = []
     seen: set[tuple[str, str]] = set()
     for number, (name, parameter, value) in enumerate(rows, start=1):
@@ -130,7 +128,7 @@ def load_learnables(module: nn.Module, path: str | os.PathLike[str], strict: boo
                 f"{path} row {number}: layer {name!r} parameter {parameter!r} is "
                 f"{matlab_size(value.shape)} in the file but {matlab_size(target.shape)} in the network"
             )
-        assignments.append((target, value))
+        assignments.append((f"layer {name!r} parameter {parameter!r}", target, value))
     if state is not None:
         unexpected += [f"{name}/{parameter} (state)" for name, parameter, _ in state_rows]
     missing = [
@@ -148,12 +146,46 @@ def load_learnables(module: nn.Module, path: str | os.PathLike[str], strict: boo
         raise DLFormatError(
             f"error(s) loading learnables from {path}: {'; '.join(problems)} (strict=False skips them)"
         )
-    with torch.no_grad():
-        for target, value in assignments:
-            target.copy_(
-                torch.from_numpy(np.ascontiguousarray(value)).to(dtype=target.dtype, device=target.device)
-            )
+    _assign(path, assignments)
     return LearnablesResult(missing, unexpected)
+
+
+def _assign(path: Any, assignments: list[tuple[str, nn.Parameter, np.ndarray]]) -> None:
+    """Copy every value into its parameter, or none: everything that can be checked is checked
+    first, and a copy that still fails puts back the values already replaced."""
+    converted: list[torch.Tensor | None] = []
+    for what, target, value in assignments:
+        if target.is_inference() and not torch.is_inference_mode_enabled():
+            raise DLFormatError(
+                f"cannot load learnables from {path}: {what} was created under torch.inference_mode(), "
+                "and PyTorch allows no change to such a tensor outside it; build the network outside "
+                "inference_mode (nothing was assigned)"
+            )
+        try:
+            tensor = torch.from_numpy(np.ascontiguousarray(value))
+            converted.append(tensor.to(dtype=target.dtype, device=target.device))
+        except (RuntimeError, TypeError) as error:
+            raise DLFormatError(
+                f"cannot load learnables from {path}: {what} cannot take the file's value ({error}); "
+                "nothing was assigned"
+            ) from None
+    replaced: list[tuple[nn.Parameter, torch.Tensor]] = []
+    failing = ""
+    with torch.no_grad():
+        try:
+            for index, (what, target, _) in enumerate(assignments):
+                failing = what
+                previous = target.detach().clone()
+                target.copy_(converted[index])  # type: ignore[arg-type]
+                converted[index] = None  # its memory goes to `previous`
+                replaced.append((target, previous))
+        except RuntimeError as error:
+            for target, previous in reversed(replaced):
+                target.copy_(previous)
+            raise DLFormatError(
+                f"cannot load learnables from {path}: copying into {failing} failed ({error}); "
+                "nothing was changed"
+            ) from None
 
 
 def _rows(path: Any, table: dict[str, Any]) -> list[tuple[str, str, np.ndarray]]:
@@ -183,31 +215,32 @@ def _column(path: Any, column: str, cells: Any) -> np.ndarray:
     return cells.ravel(order="F")
 
 
-def listing(path: Any, entries: list[Entry]) -> list[tuple[str, str, Entry]]:
-    """``(layer, parameter, Value entry)`` of a learnables file, for ``dlformat inspect``.
+class ListedRow(NamedTuple):
+    """A learnables row as ``dlformat inspect`` shows it."""
 
-    Reads the Layer and Parameter cells (short text) and takes each Value's size and type from
-    ``entries`` (:func:`dlformat.io.whos`), so the values themselves are never read.
+    layer: str
+    parameter: str
+    value: Entry  # the Value cell's size and type
+    nonfinite: str  # "" when every value is finite, else how many are NaN and Inf: "2 NaN, 1 Inf"
+
+
+def listing(path: Any) -> list[ListedRow]:
+    """The rows of a learnables file, for ``dlformat inspect``, with NaN and Inf values counted.
+
+    MATLAB (and :func:`load_learnables`) accept non-finite learnables without notice, so inspect
+    flags them: this reads the Layer, Parameter and Value cells (learnables are small next to
+    the data files ``whos`` lists from headers alone), and no other variable.
     """
     from . import loadmat
 
-    names = loadmat(path, ["Layer", "Parameter"])
-    columns = []
-    for column in ("Layer", "Parameter"):
-        columns.append(_column(path, column, names[column]))
-    values: dict[int, Entry | None] = {}
-    for entry in entries:
-        match = re.fullmatch(r"Value\{(\d+)\}(.*)", entry.path)
-        if match:  # a Value cell holding anything but an array (a cell, a struct) is no learnable
-            values[int(match.group(1))] = None if match.group(2) else entry
-    if not len(columns[0]) == len(columns[1]) == len(values):
-        raise DLFormatError(f"{path}: Layer, Parameter and Value must have the same number of rows")
     rows = []
-    for number, (name, parameter) in enumerate(zip(*columns, strict=True), start=1):
-        if not isinstance(name, str) or not isinstance(parameter, str):
-            raise DLFormatError(f"{path} row {number}: Layer and Parameter must be character vectors")
-        value = values.get(number)
-        if value is None or value.dtype not in _NUMERIC_DTYPES:
-            raise DLFormatError(f"{path} row {number}: Value of {name}/{parameter} must be a numeric array")
-        rows.append((name, parameter, value))
+    for number, (name, parameter, value) in enumerate(_rows(path, loadmat(path, list(COLUMNS))), start=1):
+        matlab_class = CLASS_OF_DTYPE[value.dtype]
+        entry = Entry(f"Value{{{number}}}", matlab_class, tuple(value.shape), str(value.dtype), value.nbytes)
+        counts = []
+        if value.dtype.kind == "f":
+            for label, count in (("NaN", np.isnan(value).sum()), ("Inf", np.isinf(value).sum())):
+                if count:
+                    counts.append(f"{count} {label}")
+        rows.append(ListedRow(name, parameter, entry, ", ".join(counts)))
     return rows

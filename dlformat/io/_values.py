@@ -56,23 +56,141 @@ def check_name(name: object, what: str) -> str:
     return name
 
 
-def normalize(mapping: object) -> dict[str, Any]:
+def normalize(mapping: object, version: str = "7") -> dict[str, Any]:
     """Validate a mapping of variables for writing; return it in the writers' form.
 
     Numbers become 1×1 double (``bool`` 1×1 logical), 1-D arrays 1×N rows, torch tensors
     NumPy arrays, float16 and bfloat16 single (MATLAB has neither). Anything without a
-    MATLAB equivalent is a :class:`DLFormatError` naming its path.
+    MATLAB equivalent is a :class:`DLFormatError` naming its path: so are a value that contains
+    itself or nests deeper than a reader follows, text that is not valid UTF-16 (a lone
+    surrogate), and, for version 7, a dimension or an array over 2^31 - 1.
     """
     if not isinstance(mapping, Mapping):
         raise DLFormatError(
             f"savemat needs a mapping of variable names to values; got {type(mapping).__name__}"
         )
-    return {check_name(name, "variable name"): _value(value, name) for name, value in mapping.items()}
+    _check_nesting(mapping)
+    variables = {check_name(name, "variable name"): _value(value, name) for name, value in mapping.items()}
+    if version == "7":
+        for name, value in variables.items():
+            _check_version_7(value, name)
+    return variables
+
+
+MAX_NESTING = 100  # the levels of cells and structs that the readers follow (_scan.MAX_DEPTH)
+MAX_VALUES = 10_000_000  # values a mapping may expand to, counting every repeat of a shared one
+
+
+def _members(value: Any) -> list[tuple[str, Any]] | None:
+    """The values a container holds as ``(path suffix, value)``, or None for a leaf; a list of
+    dicts (a struct array) is one level, as in MATLAB."""
+    if isinstance(value, Mapping):
+        return [(f".{key}", item) for key, item in value.items()]
+    if isinstance(value, list) and value and all(isinstance(item, Mapping) for item in value):
+        return [
+            (f"({index}).{key}", member)
+            for index, item in enumerate(value, start=1)
+            for key, member in item.items()
+        ]
+    if isinstance(value, np.ndarray) and value.dtype == object:
+        return [
+            (f"{{{number}}}", item) for number, item in enumerate(value.ravel(order="F").tolist(), start=1)
+        ]
+    return None
+
+
+def _check_nesting(mapping: Mapping) -> None:
+    """Refuse a value that contains itself, nests deeper than MAX_NESTING or shares containers so
+    often that writing it would not end, before anything recurses into it."""
+    levels: dict[int, tuple[int, int]] = {}  # id of a container checked -> (its levels, its values)
+    inside: set[int] = set()
+
+    def check(value: Any, path: str, depth: int) -> tuple[int, int]:
+        members = _members(value)
+        if members is None:
+            return 0, 1
+        key = id(value)
+        if key in inside:
+            raise DLFormatError(f"{path} contains itself (a reference cycle), which no MATLAB value can")
+        if key not in levels:
+            if depth > MAX_NESTING:
+                raise DLFormatError(
+                    f"{path} nests cells and structs more than {MAX_NESTING} levels deep, more than "
+                    "dlformat (and most readers) follow"
+                )
+            inside.add(key)
+            found = [check(member, path + suffix, depth + 1) for suffix, member in members]
+            inside.discard(key)
+            levels[key] = 1 + max((level for level, _ in found), default=0), 1 + sum(n for _, n in found)
+        level, count = levels[key]
+        if depth + level - 1 > MAX_NESTING:
+            raise DLFormatError(
+                f"{path} nests cells and structs more than {MAX_NESTING} levels deep, more than "
+                "dlformat (and most readers) follow"
+            )
+        if count > MAX_VALUES:
+            raise DLFormatError(
+                f"{path} holds more than {MAX_VALUES} values counting each repeat of the containers "
+                "it shares (MATLAB writes every repeat out in full)"
+            )
+        return level, count
+
+    total = 0
+    for name, value in mapping.items():
+        total += check(value, str(name), 1)[1]
+        if total > MAX_VALUES:
+            raise DLFormatError(f"the variables hold more than {MAX_VALUES} values (up to {name})")
+
+
+_V7_LIMIT = 2**31 - 1
+
+
+def _check_version_7(value: Any, path: str) -> None:
+    """Version 7 stores dimensions and byte counts as 32-bit numbers: refuse what overflows them."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            _check_version_7(item, f"{path}.{key}")
+        return
+    if isinstance(value, StructArray):
+        for index, item in enumerate(value.items, start=1):
+            for key, member in item.items():
+                _check_version_7(member, f"{path}({index}).{key}")
+        return
+    shape = (len(value),) if isinstance(value, str) else value.shape
+    nbytes = (
+        0
+        if isinstance(value, str) or value.dtype == object
+        else value.data.nbytes
+        if scipy.sparse.issparse(value)
+        else value.nbytes
+    )
+    if max(shape, default=0) > _V7_LIMIT or nbytes > _V7_LIMIT:
+        what = "a dimension" if max(shape, default=0) > _V7_LIMIT else f"{nbytes} bytes"
+        raise DLFormatError(
+            f"{path} has {what} over 2^31 - 1 ({'×'.join(map(str, shape))}), more than version 7 "
+            'holds; save it with version="7.3"'
+        )
+    if not isinstance(value, str) and not scipy.sparse.issparse(value) and value.dtype == object:
+        for index in np.ndindex(value.shape):
+            _check_version_7(value[index], f"{path}{{{linear_index(index, value.shape)}}}")
+
+
+def _text(text: str, path: str) -> str:
+    """Text MATLAB's UTF-16 char holds: a lone surrogate is no character and is refused."""
+    try:
+        text.encode("utf-16-le")
+    except UnicodeEncodeError as error:
+        raise DLFormatError(
+            f"{path} holds a lone UTF-16 surrogate (U+{ord(text[error.start]):04X} at index "
+            f"{error.start}), which is not a character: MATLAB keeps text as UTF-16, where it cannot "
+            "be written as text (dlformat reads one as U+FFFD)"
+        ) from None
+    return text
 
 
 def _value(value: Any, path: str) -> Any:
     if isinstance(value, str):
-        return value
+        return _text(value, path)
     if isinstance(value, (bool, np.bool_)):
         return np.array([[bool(value)]])
     if isinstance(value, (int, float, complex, np.number)):
@@ -120,10 +238,28 @@ def _from_torch(value: Any, path: str) -> np.ndarray:
 
     if not isinstance(value, torch.Tensor):
         raise DLFormatError(f"{path} is a {type(value).__name__}, which has no MATLAB form; {SAVE_INSTEAD}")
-    tensor = value.detach().cpu()
+    tensor = value.detach()
+    if tensor.is_meta or tensor.layout != torch.strided or tensor.is_quantized:
+        what = (
+            "on the meta device"
+            if tensor.is_meta
+            else f"{tensor.layout}"
+            if not tensor.is_quantized
+            else "quantized"
+        )
+        raise DLFormatError(
+            f"{path} is a torch tensor {what}, which holds no plain values to save; {SAVE_INSTEAD}"
+        )
+    tensor = tensor.cpu().resolve_conj().resolve_neg()
     if tensor.dtype in (torch.float16, torch.bfloat16):
         tensor = tensor.float()
-    return tensor.numpy()
+    try:
+        return tensor.numpy()
+    except (TypeError, RuntimeError):
+        raise DLFormatError(
+            f"{path} has dtype {tensor.dtype}, which has no MATLAB class; use float64, float32, an "
+            "integer type, bool, complex64 or complex128 (convert with .to(...))"
+        ) from None
 
 
 def _array(array: np.ndarray, path: str) -> Any:
@@ -134,6 +270,8 @@ def _array(array: np.ndarray, path: str) -> Any:
             cells[index] = _value(flat[index], f"{path}{{{linear_index(index, cells.shape)}}}")
         return cells
     if array.dtype.kind == "U":
+        for row, text in enumerate(array.ravel().tolist(), start=1):
+            _text(text, path if array.size == 1 else f"{path} (row {row})")
         return array if array.ndim else str(array)
     if not array.dtype.isnative:
         array = array.astype(array.dtype.newbyteorder("="))

@@ -181,3 +181,52 @@ def test_a_missing_h5py_is_named_with_its_install_command(tmp_path, monkeypatch)
     with pytest.raises(DLFormatError, match=r"needs the optional package h5py"):
         savemat(tmp_path / "x.mat", {"x": 1}, version="7.3")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["l.mat"]
+
+
+def _built_in_inference_mode(net):
+    with torch.inference_mode():
+        net["third"] = dlf.positionEmbeddingLayer(2, 3, Name="third")
+    return net
+
+
+def _overlapping(net):
+    # a parameter whose elements share memory: copying into it fails inside torch
+    net["third"] = dlf.positionEmbeddingLayer(2, 3, Name="third")
+    net["third"]._parameters["Weights"] = nn.Parameter(torch.zeros(1, 3).expand(2, 3))
+    return net
+
+
+@pytest.mark.parametrize(
+    ("spoil", "message"),
+    [
+        (
+            _built_in_inference_mode,
+            r"layer 'third' parameter 'Weights' was created under torch.inference_mode\(\), and PyTorch "
+            r"allows no change to such a tensor outside it; .*\(nothing was assigned\)",
+        ),
+        (_overlapping, r"copying into layer 'third' parameter 'Weights' failed \(.*\); nothing was changed"),
+    ],
+    ids=["inference mode", "overlapping memory"],
+)
+def test_a_parameter_that_cannot_take_its_value_changes_nothing(tmp_path, spoil, message):
+    # issue 11, defect 18: layers a and b were assigned, then a raw RuntimeError came at c
+    net = spoil(network())
+    rows = [
+        ("posemb", "Weights", np.ones((4, 6))),
+        ("pos-emb/2", "Weights", np.ones((3, 5))),
+        ("third", "Weights", np.ones((2, 3))),
+    ]
+    path = learnables_file(tmp_path / "l.mat", rows)
+    before = {name: p.detach().clone() for name, p in net.named_parameters()}
+    with pytest.raises(DLFormatError, match=message):
+        load_learnables(net, path, strict=False)
+    assert all(torch.equal(p, before[name]) for name, p in net.named_parameters())
+
+
+def test_a_network_built_in_inference_mode_loads_in_inference_mode(tmp_path):
+    net = _built_in_inference_mode(network())
+    rows = [("posemb", "Weights", np.ones((4, 6))), ("third", "Weights", np.full((2, 3), 2.0))]
+    path = learnables_file(tmp_path / "l.mat", rows)
+    with torch.inference_mode():
+        load_learnables(net, path, strict=False)
+    assert torch.equal(net["third"].Weights, torch.full((2, 3), 2.0))
