@@ -23,6 +23,7 @@ def test_the_dlarray_functions_and_custom_training_loop_example():
         return loss, dlf.dlgradient(loss, net.Learnables)
 
     loss, grads = dlf.dlfeval(model_loss, net, X, T)
+    assert dlf.extractdata(loss).numel() == 1 and float(dlf.extractdata(loss)) > 0
     avg, avg_sq = [], []
     before = net.Layers[1].Weights.detach().clone()
     net, avg, avg_sq = dlf.adamupdate(net, grads, avg, avg_sq, 1)
