@@ -162,6 +162,7 @@ class Layer(nn.Module, metaclass=_LayerType):
     matlab_type: ClassVar[str] = ""  # the kind, as MATLAB's displays write it ("Fully Connected")
     lazy_size: ClassVar[str] = ""  # a size property that may be "auto", fixed by the first input
     Formattable: ClassVar[bool] = True
+    _has_training_forward: ClassVar[bool] = False
     Description: str = ""
     default_inputs: ClassVar[int] = 1
     default_outputs: ClassVar[int] = 1
@@ -187,6 +188,7 @@ class Layer(nn.Module, metaclass=_LayerType):
         if "forward" in cls.__dict__:  # MATLAB's forward: training behaviour, dispatched by Layer.forward
             cls._training_forward = cls.__dict__["forward"]  # type: ignore[method-assign]
             cls.forward = Layer.forward  # type: ignore[method-assign]
+        cls._has_training_forward = cls._training_forward is not Layer._training_forward
         _declare(cls)
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -242,7 +244,9 @@ class Layer(nn.Module, metaclass=_LayerType):
         ``training`` picks the behaviour for this call; by default the module's mode decides.
         A subclass's own ``forward`` is MATLAB's training behaviour, which this method calls.
         """
-        method = self._training_forward if (self.training if training is None else training) else self.predict
+        trains = self.training if training is None else training
+        # a layer without its own training behaviour predicts directly (one call less on the hot path)
+        method = self._training_forward if trains and self._has_training_forward else self.predict
         if self.Formattable:
             return method(*X, **options)
         return self._call_unformatted(method, X, options)
