@@ -157,9 +157,9 @@ def test_inspect_of_a_learnables_file_reads_no_value(tmp_path, capsys, monkeypat
     )
     read_v7 = _matv5.read
 
-    def names_only(path, names):
-        assert "Value" not in names, "inspect read the Value cells"
-        return read_v7(path, names)
+    def names_only(path, variables, version):
+        assert "Value" not in [variable.name for variable in variables], "inspect read the Value cells"
+        return read_v7(path, variables, version)
 
     monkeypatch.setattr(_matv5, "read", names_only)
     monkeypatch.setattr(_matv73._Reader, "read", _no_numeric_read(_matv73._Reader.read))

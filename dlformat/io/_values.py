@@ -72,7 +72,7 @@ def normalize(mapping: object) -> dict[str, Any]:
 
 def _value(value: Any, path: str) -> Any:
     if isinstance(value, str):
-        return value
+        return _text(value, path)
     if isinstance(value, (bool, np.bool_)):
         return np.array([[bool(value)]])
     if isinstance(value, (int, float, complex, np.number)):
@@ -134,6 +134,8 @@ def _array(array: np.ndarray, path: str) -> Any:
             cells[index] = _value(flat[index], f"{path}{{{linear_index(index, cells.shape)}}}")
         return cells
     if array.dtype.kind == "U":
+        for index, text in enumerate(array.ravel().tolist()):
+            _text(text, path if array.ndim == 0 else f"{path}({index + 1})")
         return array if array.ndim else str(array)
     if not array.dtype.isnative:
         array = array.astype(array.dtype.newbyteorder("="))
@@ -147,6 +149,19 @@ def _array(array: np.ndarray, path: str) -> Any:
     if array.ndim < 2:
         array = array.reshape(1, -1) if array.ndim == 1 else array.reshape(1, 1)
     return array
+
+
+def _text(text: str, path: str) -> str:
+    """A string MATLAB's char (UTF-16) can hold: one without surrogate code points, which no
+    encoding writes (a file's lone surrogates are read as U+FFFD, so none comes from loadmat)."""
+    if not text.isascii():
+        for position, character in enumerate(text, start=1):
+            if 0xD800 <= ord(character) <= 0xDFFF:
+                raise DLFormatError(
+                    f"{path} holds a string with the surrogate code point U+{ord(character):04X} at "
+                    f"character {position}, which no encoding can write; MATLAB's char is UTF-16 text"
+                )
+    return text
 
 
 def linear_index(index: tuple[int, ...], shape: tuple[int, ...]) -> int:
@@ -170,7 +185,8 @@ def position_of(index: str, path: str) -> int:
 
 def check_wanted(path: object, wanted: list[str], names: list[str]) -> None:
     """Refuse variable names the file lacks, listing what it holds."""
-    missing = [name for name in wanted if name not in names]
+    held = set(names)
+    missing = [name for name in wanted if name not in held]
     if missing:
         raise DLFormatError(f"{path} has no variable(s) {missing}; it holds: {', '.join(names) or 'nothing'}")
 
