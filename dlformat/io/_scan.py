@@ -44,7 +44,7 @@ MAX_DEFLATE_RATIO = 1100
 MAX_DEPTH = 100
 MAX_DIMS = 32  # SciPy's limit (NumPy's, when it was written)
 FREE_ELEMENTS = 1 << 16
-FREE_ELEMENTS_PER_BYTE = 16
+FREE_ELEMENTS_PER_BYTE = 4
 """Elements stored in no bytes (struct-array elements without fields, characters of empty char
 data) cost memory when loaded but nothing in the file: a file may declare ``FREE_ELEMENTS`` of
 them plus ``FREE_ELEMENTS_PER_BYTE`` per byte of its size."""
