@@ -28,6 +28,7 @@ from a buffer, a few microseconds each.
 
 from __future__ import annotations
 
+import functools
 import struct
 import zlib
 from dataclasses import dataclass
@@ -405,9 +406,12 @@ class _Walker:
         count = 1
         for d in dims:
             count *= d
-        first, _ = self.pair.unpack_from(s.buf, s.at) if len(s.buf) - s.at >= 8 else (0, 0)
+        first, second = self.pair.unpack_from(s.buf, s.at) if len(s.buf) - s.at >= 8 else (0, 1)
         if first >> 16 and first & 0xFFFF in _NAME and first >> 16 <= 4 and end - s.base - s.at >= 8:
             name_raw = s.buf[s.at + 4 : s.at + 4 + (first >> 16)]  # a short name, in the small format
+            s.at += 8
+        elif first in _NAME and not second and end - s.base - s.at >= 8:
+            name_raw = b""  # no name (a cell's or a struct's element)
             s.at += 8
         else:
             name_raw = self.read(end, what, "name", _NAME)[1]
@@ -661,21 +665,25 @@ class _Walker:
         """Record a numeric, logical or char array as dlformat loads it (its class, not its storage)."""
         if self.leaves is None or path is None:
             return
-        count = _count(dims)
-        if class_name == "char":
-            self.leaves.append(Entry(path, "char", dims, "str", count))
-            return
-        dtype = np.dtype(bool) if class_name == "logical" else np.dtype(NUMERIC_CLASSES[class_name])
-        if complex_:
-            dtype = np.result_type(dtype, np.complex64)
-        suffix = " complex" if complex_ else ""
-        self.leaves.append(Entry(path, class_name + suffix, dims, str(dtype), count * dtype.itemsize))
+        label, dtype, itemsize = _loaded_as(class_name, complex_)
+        self.leaves.append(Entry(path, label, dims, dtype, _count(dims) * itemsize))
 
     def leaf_sparse(
         self, path: str | None, logical: bool, complex_: bool, dims: tuple[int, ...], nonzeros: int
     ) -> None:
         if self.leaves is not None and path is not None:
             self.leaves.append(sparse_entry(path, logical, complex_, dims, nonzeros))
+
+
+@functools.cache
+def _loaded_as(class_name: str, complex_: bool) -> tuple[str, str, int]:
+    """How an array of a class loads: its listed class, dtype name and item size (char: 1, "str")."""
+    if class_name == "char":
+        return "char", "str", 1
+    dtype = np.dtype(bool) if class_name == "logical" else np.dtype(NUMERIC_CLASSES[class_name])
+    if complex_:
+        dtype = np.result_type(dtype, np.complex64)
+    return class_name + (" complex" if complex_ else ""), str(dtype), dtype.itemsize
 
 
 def _wrong_type(what: Where, part: str, kind: int, allowed: frozenset[int]) -> DLFormatError:

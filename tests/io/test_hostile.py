@@ -211,7 +211,9 @@ def fuzz(corpus: Path, folder: Path, count: int, base_seed: int) -> list[tuple[s
         rng = random.Random(seed)
         name = rng.choice(names)
         cases.append((f"seed {seed}: {name}", mutate(originals[name], rng)))
-    return findings(run_cases(cases, folder))
+    results = run_cases(cases, folder)
+    print(summary(results))
+    return findings(results)
 
 
 # -- structure-aware generation of version 4 to 7 files ----------------------------------------
