@@ -8,6 +8,7 @@ names the variable it comes from.
 from __future__ import annotations
 
 import codecs
+import math
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
@@ -111,13 +112,11 @@ def read(path: Path, variables: Sequence[Variable], version: int) -> dict[str, A
 
 def _declared(variable: Variable) -> str:
     dims = "×".join(map(str, variable.dims))
-    count = 1
-    for size in variable.dims:
-        count *= size
     dtype = NUMERIC_CLASSES.get(variable.matlab_class)
     if dtype is None:
         return f"a {dims} {variable.matlab_class}"
-    return f"a {dims} {variable.matlab_class} array ({count * np.dtype(dtype).itemsize} bytes)"
+    nbytes = math.prod(variable.dims) * np.dtype(dtype).itemsize
+    return f"a {dims} {variable.matlab_class} array ({nbytes} bytes)"
 
 
 class _Readers:

@@ -31,7 +31,7 @@ from __future__ import annotations
 import functools
 import struct
 import zlib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import BinaryIO, TypeAlias, cast
 
 import numpy as np
@@ -795,26 +795,13 @@ def scan(file: BinaryIO, size: int, listing: list[Entry] | None = None) -> tuple
         except _CutShortError:
             raise DLFormatError(f"{what} is cut short: its data ends before the bytes it declares") from None
         if position != subsystem:  # the subsystem block holds object metadata, not a variable
-            variables.append(_placed(variable, position, len(variables) + 1))
+            variables.append(replace(variable, offset=position, number=len(variables) + 1))
             if listing is not None and walker.leaves is not None:
                 listing.extend(walker.leaves)
         position = following
     if position < size:
         raise DLFormatError(f"the file ends with {size - position} stray bytes after its last variable")
     return 5, variables
-
-
-def _placed(variable: Variable, offset: int, number: int) -> Variable:
-    return Variable(
-        variable.name,
-        variable.matlab_class,
-        variable.dims,
-        variable.is_object,
-        variable.direct,
-        offset,
-        variable.hidden_object,
-        number,
-    )
 
 
 def _compressed(walker: _Walker, file: BinaryIO, position: int, nbytes: int, what: str) -> Variable:
@@ -863,7 +850,7 @@ def _with_direct(variable: Variable, walker: _Walker, offset: int, compressed: i
         compressed=compressed,
         skip=values_at if compressed is not None else 0,
     )
-    return Variable(variable.name, variable.matlab_class, variable.dims, variable.is_object, plan)
+    return replace(variable, direct=plan)
 
 
 _V4_SIZES = {0: 8, 1: 4, 2: 4, 3: 2, 4: 2, 5: 1}
