@@ -181,9 +181,9 @@ def test_inspect_of_a_learnables_file_reads_no_other_values(tmp_path, capsys, mo
     savemat(tmp_path / "l.mat", cells | {"data": np.ones((500, 400))}, version=version)
     read_v7 = _matv5.read
 
-    def columns_only(path, names):
-        assert "data" not in names, "inspect read another variable"
-        return read_v7(path, names)
+    def columns_only(path, variables, version):
+        assert "data" not in [variable.name for variable in variables], "inspect read another variable"
+        return read_v7(path, variables, version)
 
     monkeypatch.setattr(_matv5, "read", columns_only)
     monkeypatch.setattr(_matv73._Reader, "read", _no_numeric_read(_matv73._Reader.read))

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from .._errors import DLFormatError
-from . import _atomic, _direct, _matv5, _matv73, _scan, _values
+from . import _atomic, _matv5, _matv73, _scan, _values
 from ._learnables import load_learnables, save_learnables
 
 __all__ = ["load_learnables", "loadmat", "save_learnables", "savemat", "whos"]
@@ -63,33 +63,22 @@ def loadmat(path: str | os.PathLike[str], variable_names: Iterable[str] | None =
     if version == 73:
         try:
             return _matv73.read(path, wanted, size)
-        except (DLFormatError, MemoryError):  # a MemoryError is a missed bound, not a file problem
+        except DLFormatError:
             raise
+        except MemoryError:
+            raise DLFormatError(
+                f"cannot read {path}: it needs more memory than this process can allocate"
+            ) from None
         except Exception as error:  # h5py raises many types for broken files
             raise DLFormatError(f"cannot read {path}: the HDF5 file is malformed ({error})") from None
-    names = [variable.name for variable in variables]
-    if wanted is None:
-        wanted = list(dict.fromkeys(names))
-    _values.check_wanted(path, wanted, names)
-    objects = [variable for variable in variables if variable.is_object and variable.name in wanted]
-    if objects:
-        raise _values.object_error(objects[0].name, objects[0].matlab_class)
-    once = {name for name in names if names.count(name) == 1}
-    direct = {
-        variable.name: variable.direct
-        for variable in variables
-        if variable.direct is not None
-        and variable.direct.nbytes >= _direct.MIN_BYTES
-        and variable.name in once
-    }
     try:
-        loaded = _matv5.read(path, [name for name in wanted if name not in direct])
-        if any(name in direct for name in wanted):
-            with open(path, "rb") as file:
-                loaded |= {name: _direct.read(file, direct[name], name) for name in wanted if name in direct}
-        return {name: loaded[name] for name in wanted if name in loaded}
-    except (DLFormatError, MemoryError):
+        return _matv5.read(path, _matv5.select(path, variables, wanted), version)
+    except DLFormatError:
         raise
+    except MemoryError:
+        raise DLFormatError(
+            f"cannot read {path}: it needs more memory than this process can allocate"
+        ) from None
     except Exception as error:  # SciPy raises many types for broken files
         raise DLFormatError(
             f"cannot read {path}: the file is malformed ({type(error).__name__}: {error})"
@@ -144,7 +133,11 @@ def whos(path: str | os.PathLike[str]) -> list[_values.Entry]:
         return listing
     try:
         return _matv73.listing(path, size)
-    except (DLFormatError, MemoryError):
+    except DLFormatError:
         raise
+    except MemoryError:
+        raise DLFormatError(
+            f"cannot list {path}: it needs more memory than this process can allocate"
+        ) from None
     except Exception as error:  # h5py raises many types for broken files
         raise DLFormatError(f"cannot read {path}: the HDF5 file is malformed ({error})") from None

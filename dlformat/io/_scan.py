@@ -1,31 +1,60 @@
 """A structural walk of MAT-file versions 4 to 7 that never allocates what a header claims.
 
-Before SciPy reads a file, every element is checked against what the file can hold: an
-uncompressed element must fit in the bytes left, a compressed one cannot expand beyond
-deflate's maximum ratio, a cell or struct cannot have more elements than its bytes can
-encode, and nesting is bounded. A file that passes has allocations bounded by its size.
-The walk also names every top-level variable with its MATLAB class, which SciPy cannot do
-for MATLAB objects (it reports them under the key ``'None'``), and, when asked, lists every
-leaf of every variable from its headers alone (``dlformat inspect``, :func:`dlformat.io.whos`).
+Before SciPy reads a file, every element is checked against what the file can hold and against
+what SciPy's reader will do with it:
+
+- an uncompressed element must fit in the bytes left; a compressed variable is one zlib stream
+  that must inflate to exactly the bytes its inner element declares, ending where the
+  element ends (no second stream, no trailing bytes), and it cannot declare more than deflate's
+  maximum ratio of its compressed size;
+- every data element's type must be one its context allows (numeric types for numeric values,
+  integers for sparse indices, text types for char, ``miINT8``/``miUTF8`` for names), in the
+  small format as in the full one: SciPy looks types up in a table without checking them;
+- every array's declared size matches its contents exactly: a cell or struct cannot declare
+  more elements than its bytes can encode, numeric values match the dimensions, and a
+  nested element's contents fill exactly the bytes it declares (SciPy reads nested elements
+  back to back, trusting their contents, not their sizes);
+- elements that take no bytes (the elements of a struct array with no fields, char data
+  stored as zero bytes) are counted against a budget that grows with the file's size;
+- nesting is bounded, and MATLAB objects (classdef and old-style objects, function handles,
+  opaque classes) are refused wherever they sit, without reading their contents.
+
+The walk also names every top-level variable with its MATLAB class, which SciPy cannot do for
+MATLAB objects, records where each variable starts (the reader goes straight there), and, when
+asked, lists every leaf of every variable from its headers alone (``dlformat inspect``,
+:func:`dlformat.io.whos`). Its cost is linear in the number of elements: headers are parsed
+from a buffer, a few microseconds each.
 """
 
 from __future__ import annotations
 
+import functools
 import struct
 import zlib
-from collections.abc import Callable
-from dataclasses import dataclass
-from typing import BinaryIO
+from dataclasses import dataclass, replace
+from typing import BinaryIO, TypeAlias, cast
 
 import numpy as np
 
 from .._errors import DLFormatError
+from . import _direct
 from ._values import NUMERIC_CLASSES, Entry
 
 # deflate cannot expand by more than about 1032:1; a little headroom for stream overhead
 MAX_DEFLATE_RATIO = 1100
 MAX_DEPTH = 100
-_CHUNK = 1 << 20
+MAX_DIMS = 32  # SciPy's limit (NumPy's, when it was written)
+FREE_ELEMENTS = 1 << 16
+FREE_ELEMENTS_PER_BYTE = 4
+"""Elements stored in no bytes (struct-array elements without fields, characters of empty char
+data) cost memory when loaded but nothing in the file: a file may declare ``FREE_ELEMENTS`` of
+them plus ``FREE_ELEMENTS_PER_BYTE`` per byte of its size."""
+V4_SPARSE_COLUMNS = 1 << 20
+V4_SPARSE_COLUMNS_PER_BYTE = 256
+"""A version 4 sparse matrix stores its size as two numbers, so nothing in the file bounds its
+column count, which a compressed-column matrix allocates: at most this many, plus so many per
+byte of the file."""
+_READ_AHEAD = 1 << 16
 
 MI_INT8, MI_UINT8, MI_INT16, MI_UINT16, MI_INT32, MI_UINT32 = 1, 2, 3, 4, 5, 6
 MI_SINGLE, MI_DOUBLE, MI_INT64, MI_UINT64, MI_MATRIX, MI_COMPRESSED = 7, 9, 12, 13, 14, 15
@@ -34,6 +63,14 @@ _NUMERIC_TYPES = {
     MI_INT8: 1, MI_UINT8: 1, MI_INT16: 2, MI_UINT16: 2, MI_INT32: 4, MI_UINT32: 4,
     MI_SINGLE: 4, MI_DOUBLE: 8, MI_INT64: 8, MI_UINT64: 8, MI_UTF8: 1, MI_UTF16: 2, MI_UTF32: 4,
 }  # fmt: skip
+# what each kind of data element may be stored as (SciPy's reader trusts the type it finds)
+_NUMBERS = frozenset({MI_INT8, MI_UINT8, MI_INT16, MI_UINT16, MI_INT32, MI_UINT32, MI_SINGLE, MI_DOUBLE,
+                      MI_INT64, MI_UINT64})  # fmt: skip
+_INTEGERS = frozenset({MI_INT8, MI_UINT8, MI_INT16, MI_UINT16, MI_INT32, MI_UINT32, MI_INT64, MI_UINT64})
+_TEXT = frozenset({MI_INT8, MI_UINT8, MI_UINT16, MI_UTF8, MI_UTF16, MI_UTF32})
+_NAME = frozenset({MI_INT8, MI_UTF8})  # variable, field and class names (SciPy: read_int8_string)
+_FLAGS = frozenset({MI_UINT32})
+_DIMS = frozenset({MI_INT32})
 
 CLASS_NAMES = {
     1: "cell", 2: "struct", 3: "object", 4: "char", 5: "sparse", 6: "double", 7: "single",
@@ -52,25 +89,6 @@ NATIVE_STORAGE = {
 
 
 @dataclass(frozen=True)
-class DirectRead:
-    """Where a top-level real numeric array's values lie, stored in its own class.
-
-    For such an array SciPy's result is exactly these bytes, reshaped; reading them straight
-    into the array (inflating a compressed variable chunk by chunk) avoids holding the file's
-    bytes and the array at once. ``offset`` is the values' file offset, or for a compressed
-    variable the offset of its compressed data, in which the values start ``skip`` bytes
-    into the inflated stream.
-    """
-
-    dtype: str  # NumPy dtype in the file's byte order, e.g. "<f4"
-    dims: tuple[int, ...]
-    nbytes: int
-    offset: int
-    compressed: int | None = None  # compressed bytes, or None for uncompressed values
-    skip: int = 0
-
-
-@dataclass(frozen=True)
 class Variable:
     """A top-level variable as its header declares it."""
 
@@ -78,7 +96,10 @@ class Variable:
     matlab_class: str  # "double", "cell", ..., or the class of an object ("string", "inline", ...)
     dims: tuple[int, ...]
     is_object: bool  # a MATLAB object, function handle or opaque class: no plain data
-    direct: DirectRead | None = None  # set for real numeric arrays stored in their own class
+    direct: _direct.DirectRead | None = None  # real numeric arrays stored in their own class
+    offset: int = 0  # where its element starts in the file
+    hidden_object: tuple[str, str] | None = None  # (path, class) of an object somewhere inside it
+    number: int = 0  # 1-based position in the file
 
 
 def file_version(head: bytes) -> int:
@@ -101,258 +122,504 @@ def file_version(head: bytes) -> int:
     raise DLFormatError(f"not a MAT-file of a known version (header version bytes {version.hex()})")
 
 
-class _Source:
-    """Sequential reads with a byte budget, over a file or a zlib stream."""
+Where: TypeAlias = "str | tuple[Where, int]"
 
-    def __init__(self, remaining: int) -> None:
-        self.remaining = remaining
 
-    def _take(self, n: int) -> bytes:
+class _CutShortError(Exception):
+    """A stream ended before the bytes its elements declare (turned into a DLFormatError)."""
+
+
+class _Stream:
+    """One top-level variable's bytes, read through a buffer.
+
+    ``base`` is the stream position of ``buf[0]``; ``at`` indexes the next byte in ``buf``. The
+    walker checks every read against the sizes declared around it before asking for bytes.
+    """
+
+    def __init__(self, base: int) -> None:
+        self.buf = b""
+        self.at = 0
+        self.base = base
+
+    def _next(self, limit: int) -> bytes:
+        """Up to ``limit`` further bytes, at least one unless the stream has ended."""
         raise NotImplementedError
 
-    def read(self, n: int, what: str) -> bytes:
-        if n > self.remaining:
-            raise DLFormatError(f"{what} declares {n} bytes but only {self.remaining} remain")
-        data = self._take(n)
-        if len(data) != n:
-            raise DLFormatError(f"{what} is cut short: {len(data)} of {n} bytes present")
-        self.remaining -= n
+    def ensure(self, n: int) -> None:
+        """Make ``buf[at:at + n]`` hold the next ``n`` bytes."""
+        have = len(self.buf) - self.at
+        if have >= n:
+            return
+        parts = [self.buf[self.at :]]
+        self.base += self.at
+        self.at = 0
+        while have < n:
+            chunk = self._next(max(n - have, _READ_AHEAD))
+            if not chunk:
+                raise _CutShortError
+            parts.append(chunk)
+            have += len(chunk)
+        self.buf = b"".join(parts)
+
+    def skip(self, n: int) -> None:
+        have = len(self.buf) - self.at
+        if n <= have:
+            self.at += n
+            return
+        self.base += len(self.buf)
+        self.buf, self.at = b"", 0
+        self._drop(n - have)
+
+    def _drop(self, n: int) -> None:
+        while n:
+            chunk = self._next(min(n, _READ_AHEAD * 16))
+            if not chunk:
+                raise _CutShortError
+            n -= len(chunk)
+            self.base += len(chunk)
+
+
+class _FileStream(_Stream):
+    """An uncompressed variable: positions are file offsets; skipped bytes are never read."""
+
+    def __init__(self, file: BinaryIO, offset: int, end: int) -> None:
+        super().__init__(offset)
+        self.file = file
+        self.next_offset = offset
+        self.end = end
+
+    def _next(self, limit: int) -> bytes:
+        self.file.seek(self.next_offset)
+        data = self.file.read(min(limit, self.end - self.next_offset))
+        self.next_offset += len(data)
         return data
 
-    def skip(self, n: int, what: str) -> None:
-        while n:
-            step = min(n, _CHUNK)
-            self.read(step, what)
-            n -= step
+    def _drop(self, n: int) -> None:
+        if self.next_offset + n > self.end:
+            raise _CutShortError
+        self.next_offset += n
+        self.base += n
 
 
-class _FileSource(_Source):
-    def __init__(self, file: BinaryIO, remaining: int) -> None:
-        super().__init__(remaining)
+class _ZlibStream(_Stream):
+    """A compressed variable: positions count inflated bytes. The element must hold one zlib
+    stream and nothing after it."""
+
+    def __init__(self, file: BinaryIO, offset: int, compressed: int, what: str) -> None:
+        super().__init__(0)
         self.file = file
-
-    def _take(self, n: int) -> bytes:
-        return self.file.read(n)
-
-    def skip(self, n: int, what: str) -> None:
-        if n > self.remaining:
-            raise DLFormatError(f"{what} declares {n} bytes but only {self.remaining} remain")
-        self.file.seek(n, 1)
-        self.remaining -= n
-
-
-class _ZlibSource(_Source):
-    def __init__(self, file: BinaryIO, compressed: int) -> None:
-        super().__init__(compressed * MAX_DEFLATE_RATIO + 64)
-        self.file = file
-        self.compressed_left = compressed
+        self.next_offset = offset
+        self.left = compressed
+        self.what = what
         self.inflater = zlib.decompressobj()
         self.pending = b""
 
-    def _take(self, n: int) -> bytes:
-        out = []
-        got = 0
-        while got < n:
+    def _next(self, limit: int) -> bytes:
+        while True:
+            if self.inflater.eof:
+                return b""
             if not self.pending:
-                if self.inflater.unconsumed_tail:
-                    self.pending = self.inflater.unconsumed_tail
-                elif self.compressed_left:
-                    self.pending = self.file.read(min(_CHUNK, self.compressed_left))
-                    self.compressed_left -= len(self.pending)
-                    if not self.pending:
-                        break
-                else:
-                    break
+                if not self.left:
+                    return b""  # the zlib stream is cut short: the caller says so
+                self.file.seek(self.next_offset)
+                self.pending = self.file.read(min(self.left, _READ_AHEAD))
+                if not self.pending:
+                    return b""
+                self.next_offset += len(self.pending)
+                self.left -= len(self.pending)
             try:
-                chunk = self.inflater.decompress(self.pending, n - got)
+                out = self.inflater.decompress(self.pending, limit)
             except zlib.error as error:
-                raise DLFormatError(f"a compressed variable is corrupt ({error})") from None
+                raise DLFormatError(f"{self.what}: its compressed data is corrupt ({error})") from None
             self.pending = self.inflater.unconsumed_tail
-            if not chunk and not self.pending:
-                if self.inflater.eof or not self.compressed_left:
-                    break
-            out.append(chunk)
-            got += len(chunk)
-        return b"".join(out)
+            if self.inflater.eof and (self.inflater.unused_data or self.pending or self.left):
+                raise DLFormatError(
+                    f"{self.what}: its compressed element goes on after the end of its zlib stream "
+                    "(a second stream or trailing bytes)"
+                )
+            if out:
+                return out
 
-    def finish(self) -> None:
-        """Skip what is left of the compressed element in the file."""
-        self.file.seek(self.compressed_left, 1)
+    def finish(self, end: int) -> None:
+        """Check that the stream ends exactly at inflated position ``end`` (the walk is there)."""
+        if self.base + self.at != end or self.at != len(self.buf) or self._next(1):
+            raise DLFormatError(
+                f"{self.what}: its compressed data inflates to more than the {end} bytes its element declares"
+            )
+        if not self.inflater.eof:
+            raise DLFormatError(f"{self.what}: its compressed data ends before the end of its zlib stream")
+
+
+class _HiddenObjectError(Exception):
+    """A MATLAB object below the top level of a variable being checked for loading."""
+
+    def __init__(self, class_name: str) -> None:
+        super().__init__(class_name)
+        self.class_name = class_name
+        self.steps: list[tuple[int, int, list[str], int]] = []  # (mclass, count, fields, index), inner first
+
+    def path(self, name: str) -> str:
+        path = name
+        for mclass, count, fields, index in reversed(self.steps):
+            path = _child(path, mclass, count, fields, index) or path
+        return path
 
 
 class _Walker:
-    def __init__(self, byte_order: str, listing: bool = False) -> None:
+    def __init__(self, byte_order: str, listing: bool, free_elements: int) -> None:
         self.order = byte_order
-        self.position: Callable[[], int] = lambda: 0  # where the next byte of the current stream lies
+        self.pair = struct.Struct(byte_order + "II")
+        self.header = struct.Struct(byte_order + "6I")  # flags tag, flags, dimensions tag
+        self.two = struct.Struct(byte_order + "2i")
+        self.word = struct.Struct(byte_order + "I")
+        self.listing = listing
+        self.free_elements = free_elements
+        self.stream: _Stream = _Stream(0)
+        # leave the last values of the variable being walked unread: -1 for every top-level array
+        # (listing), 1 for arrays the direct reader reads itself (loading a compressed variable), 0 never
+        self.lazy = 0
+        self.tail_unread = False
         self.values_at: tuple[int, int] | None = None  # (stream position, data type) of top-level values
+        self.top: tuple[str, str, tuple[int, ...]] = ("", "", ())  # name, class, dims of the variable
         # the leaves of the variable being walked, when listing (None: not listing)
         self.leaves: list[Entry] | None = [] if listing else None
 
-    def tag(self, source: _Source, what: str) -> tuple[int, int, bytes | None]:
-        """(type, nbytes, data if the small element format holds it)."""
-        raw = source.read(8, what)
-        first, second = struct.unpack(self.order + "II", raw)
+    def read(self, end: int, what: Where, part: str, allowed: frozenset[int]) -> tuple[int, bytes]:
+        """A data element's type and bytes (small format or full), its padding skipped."""
+        s = self.stream
+        position = s.base + s.at
+        if end - position < 8:
+            raise DLFormatError(
+                f"{_where(what)} ({part}) needs an 8-byte tag but only {end - position} bytes remain"
+            )
+        s.ensure(8)
+        first, nbytes = self.pair.unpack_from(s.buf, s.at)
         if first >> 16:
-            nbytes, kind = first >> 16, first & 0xFFFF
+            kind, nbytes = first & 0xFFFF, first >> 16
             if nbytes > 4:
-                raise DLFormatError(f"{what} has a small-format tag claiming {nbytes} bytes (at most 4)")
-            return kind, nbytes, raw[4 : 4 + nbytes]
-        return first, second, None
+                raise DLFormatError(
+                    f"{_where(what)} ({part}) has a small-format tag claiming {nbytes} bytes (at most 4)"
+                )
+            if kind not in allowed:
+                raise _wrong_type(what, part, kind, allowed)
+            data = s.buf[s.at + 4 : s.at + 4 + nbytes]
+            s.at += 8
+            return kind, data
+        if first not in allowed:
+            raise _wrong_type(what, part, first, allowed)
+        padded = nbytes + (-nbytes % 8)
+        if padded > end - position - 8:
+            raise DLFormatError(
+                f"{_where(what)} ({part}) declares {nbytes} bytes but only {end - position - 8} remain"
+            )
+        s.ensure(8 + padded)
+        data = s.buf[s.at + 8 : s.at + 8 + nbytes]
+        s.at += 8 + padded
+        return first, data
 
-    def element(self, source: _Source, what: str, expect: set[int] | None = None) -> tuple[int, bytes]:
-        kind, nbytes, small = self.tag(source, what)
-        if expect is not None and kind not in expect:
-            raise DLFormatError(f"{what} has data type {kind}, expected one of {sorted(expect)}")
-        if small is not None:
-            return kind, small
-        data = source.read(nbytes, what)
-        source.skip(-nbytes % 8, what)
-        return kind, data
+    def values(
+        self, end: int, what: Where, part: str, allowed: frozenset[int], lazy_kind: int = 0
+    ) -> tuple[int, int]:
+        """Skip a data element of values; return its type and byte count.
 
-    def skip_element(self, source: _Source, what: str, final: bool = False) -> tuple[int, int]:
-        kind, nbytes, small = self.tag(source, what)
-        if small is None:
-            if kind not in _NUMERIC_TYPES:
-                raise DLFormatError(f"{what} has an unknown data type {kind}")
-            padded = nbytes + (-nbytes % 8)
-            if (
-                final
-                and isinstance(source, _Bounded)
-                and source.trailing_data_unread
-                and padded >= source.remaining
-            ):
-                if nbytes > source.remaining:
-                    raise DLFormatError(f"{what} declares {nbytes} bytes but only {source.remaining} remain")
-                source.remaining = 0  # the reader inflates these bytes once, itself
-            else:
-                source.skip(padded, what)
-        return kind, nbytes
+        Values that end the variable are left unread (``tail_unread``) when ``lazy_kind`` is -1
+        (listing: their size has been checked against the dimensions), or when it is their data
+        type and they are large enough for the direct reader, which inflates and checks them."""
+        s = self.stream
+        position = s.base + s.at
+        if end - position < 8:
+            raise DLFormatError(
+                f"{_where(what)} ({part}) needs an 8-byte tag but only {end - position} bytes remain"
+            )
+        s.ensure(8)
+        first, nbytes = self.pair.unpack_from(s.buf, s.at)
+        if first >> 16:
+            kind, nbytes = first & 0xFFFF, first >> 16
+            if nbytes > 4:
+                raise DLFormatError(
+                    f"{_where(what)} ({part}) has a small-format tag claiming {nbytes} bytes (at most 4)"
+                )
+            if kind not in allowed:
+                raise _wrong_type(what, part, kind, allowed)
+            s.at += 8
+            return kind, nbytes
+        if first not in allowed:
+            raise _wrong_type(what, part, first, allowed)
+        padded = nbytes + (-nbytes % 8)
+        if padded > end - position - 8:
+            raise DLFormatError(
+                f"{_where(what)} ({part}) declares {nbytes} bytes but only {end - position - 8} remain"
+            )
+        if (
+            lazy_kind
+            and (lazy_kind < 0 or (first == lazy_kind and nbytes >= _direct.MIN_BYTES))
+            and position + 8 + padded == end
+        ):
+            self.tail_unread = True
+            s.ensure(8)
+            s.at += 8
+            return first, nbytes
+        s.skip(8 + padded)
+        return first, nbytes
 
-    def matrix(self, source: _Source, what: str, depth: int, path: str | None = None) -> Variable:
-        """Walk one miMATRIX element (its tag already read) within ``source``.
+    def variable(self, end: int, what: str) -> Variable:
+        """Walk a top-level miMATRIX element's contents (see :meth:`matrix`)."""
+        return cast(Variable, self.matrix(end, what, 0))
+
+    def matrix(self, end: int, what: Where, depth: int, path: str | None = None) -> Variable | None:
+        """Walk one miMATRIX element's contents (its tag already read), which end at ``end``;
+        return the variable at the top level (``depth`` 0).
 
         When listing, the leaves below ``path`` (a top-level variable: its own name) are
         recorded; ``path`` None below a top level means "not recorded" (an object's insides).
+        When loading, an object below the top level raises ``_HiddenObjectError``.
         """
         if depth > MAX_DEPTH:
-            raise DLFormatError(f"{what} nests more than {MAX_DEPTH} levels deep")
-        _, flags = self.element(source, f"{what} (array flags)", {MI_UINT32})
-        if len(flags) < 8:
-            raise DLFormatError(f"{what} has short array flags")
-        word = struct.unpack(self.order + "I", flags[:4])[0]
+            raise DLFormatError(f"{_where(what)} nests more than {MAX_DEPTH} levels deep")
+        s = self.stream
+        dims: tuple[int, ...] | None = None
+        if end - s.base - s.at >= 40:  # the common layout, parsed at once: flags, then two dimensions
+            s.ensure(40)
+            a, b, word, _, c, d = self.header.unpack_from(s.buf, s.at)
+            if a == MI_UINT32 and b == 8 and c == MI_INT32 and d == 8 and word & 0xFF != 17:
+                dims = self.two.unpack_from(s.buf, s.at + 24)
+                s.at += 32
+        if dims is None:
+            _, flags = self.read(end, what, "array flags", _FLAGS)
+            if len(flags) != 8:
+                raise DLFormatError(f"{_where(what)} has {len(flags)} bytes of array flags; they must be 8")
+            word = self.word.unpack_from(flags)[0]
         mclass, complex_, logical = word & 0xFF, bool(word & 0x0800), bool(word & 0x0200)
         if mclass not in CLASS_NAMES:
-            raise DLFormatError(f"{what} has an unknown MATLAB class number {mclass}")
+            raise DLFormatError(f"{_where(what)} has an unknown MATLAB class number {mclass}")
         if mclass == 17:
-            return self.opaque(source, what, depth, path)
-        _, dims_raw = self.element(source, f"{what} (dimensions)", {MI_INT32})
-        dims = struct.unpack(f"{self.order}{len(dims_raw) // 4}i", dims_raw[: len(dims_raw) // 4 * 4])
-        if len(dims) < 2 or any(d < 0 for d in dims):
-            raise DLFormatError(f"{what} has invalid dimensions {list(dims)}")
+            return self.opaque(end, _where(what), depth, path)
+        if dims is None:
+            _, dims_raw = self.read(end, what, "dimensions", _DIMS)
+            if len(dims_raw) % 4 or not 2 <= len(dims_raw) // 4 <= MAX_DIMS:
+                raise DLFormatError(
+                    f"{_where(what)} has {len(dims_raw)} bytes of dimensions (2 to {MAX_DIMS} int32)"
+                )
+            dims = struct.unpack(f"{self.order}{len(dims_raw) // 4}i", dims_raw)
+        if min(dims) < 0:
+            raise DLFormatError(f"{_where(what)} has invalid dimensions {list(dims)}")
         count = 1
         for d in dims:
             count *= d
-        _, name_raw = self.element(source, f"{what} (name)", {MI_INT8, MI_UINT8})
-        name = name_raw.decode("latin-1")
-        if depth == 0 and self.leaves is not None:
-            path = name
-        label = f"{what} {name!r}" if name else what
-        class_name = "logical" if logical else CLASS_NAMES[mclass]
-        if mclass in (1, 2, 3):
-            if mclass == 3:
-                _, class_raw = self.element(source, f"{label} (class name)", {MI_INT8, MI_UINT8})
-                class_name = class_raw.decode("latin-1")
-                self.leaf(path, f"{class_name} (object)", tuple(dims))
-            field_names = [""]
-            if mclass in (2, 3):
-                _, length_raw = self.element(source, f"{label} (field name length)", {MI_INT32})
-                length = struct.unpack(self.order + "i", length_raw[:4])[0] if len(length_raw) >= 4 else 0
-                _, names = self.element(source, f"{label} (field names)", {MI_INT8, MI_UINT8})
-                if length <= 0 or len(names) % length:
-                    if names:
-                        raise DLFormatError(
-                            f"{label} has field names that do not divide into length {length}"
-                        )
-                    field_names = []
-                else:
-                    field_names = [
-                        names[start : start + length].split(b"\x00")[0].decode("latin-1")
-                        for start in range(0, len(names), length)
-                    ]
-            fields = len(field_names)
-            children = count * fields
-            # every child is a miMATRIX of at least 8 (tag) + 16 (flags) + 16 (dims) + 8 (name) bytes
-            if children * 48 > source.remaining:
-                raise DLFormatError(
-                    f"{label} declares {children} elements, more than its {source.remaining} bytes can hold"
-                )
-            if mclass != 3 and not children:
-                # an empty cell or struct array, or structs without fields: listed as themselves
-                if mclass == 2 and count > 1:
-                    for element in range(count):
-                        self.leaf(_element(path, element), "struct", (1, 1))
-                else:
-                    self.leaf(path, CLASS_NAMES[mclass], tuple(dims))
-            for index in range(children):
-                child = f"{label} element {index + 1}"
-                kind, nbytes, _ = self.tag(source, child)
-                if kind != MI_MATRIX:
-                    raise DLFormatError(f"{child} is not a matrix (data type {kind})")
-                inner = _Bounded(source, nbytes)
-                if nbytes:
-                    self.matrix(inner, child, depth + 1, _child(path, mclass, count, field_names, index))
-                inner.close(child)
-        elif mclass == 16:
-            self.leaf(path, "function_handle (object)", tuple(dims))
-            kind, nbytes, _ = self.tag(source, f"{label} (workspace)")
-            source.skip(nbytes + (-nbytes % 8), f"{label} (workspace)")
-        elif mclass == 5:
-            parts = ("row indices", "column starts", "values") + (("imaginary values",) if complex_ else ())
-            stored = {part: self.skip_element(source, f"{label} ({part})") for part in parts}
-            kind, nbytes = stored["values"]
-            nonzeros = nbytes // _NUMERIC_TYPES.get(kind, 1)
-            self.leaf_sparse(path, logical, complex_, tuple(dims), nonzeros)
+        first, second = self.pair.unpack_from(s.buf, s.at) if len(s.buf) - s.at >= 8 else (0, 1)
+        if first >> 16 and first & 0xFFFF in _NAME and first >> 16 <= 4 and end - s.base - s.at >= 8:
+            name_raw = s.buf[s.at + 4 : s.at + 4 + (first >> 16)]  # a short name, in the small format
+            s.at += 8
+        elif first in _NAME and not second and end - s.base - s.at >= 8:
+            name_raw = b""  # no name (a cell's or a struct's element)
+            s.at += 8
         else:
-            parts = ("values", "imaginary values") if complex_ else ("values",)
-            for part in parts:
-                start = self.position()
-                kind, nbytes = self.skip_element(source, f"{label} ({part})", final=part == parts[-1])
-                if (
-                    depth == 0
-                    and not complex_
-                    and not logical
-                    and NATIVE_STORAGE.get(mclass, (0,))[0] == kind
-                    and nbytes > 4  # larger values never sit in the tag's small format
-                ):
-                    self.values_at = (start + 8, kind)
-                size = _NUMERIC_TYPES.get(kind, 1)
-                if nbytes != count * size and not (mclass == 4 and kind in (MI_UTF8, MI_UTF16)):
-                    raise DLFormatError(
-                        f"{label} declares {count} elements ({'×'.join(map(str, dims))}) but holds "
-                        f"{nbytes} bytes of {size}-byte values"
-                    )
-            self.leaf_array(path, class_name, complex_, tuple(dims))
-        return Variable(name, class_name, tuple(dims), mclass in OBJECT_CLASSES)
+            name_raw = self.read(end, what, "name", _NAME)[1]
+        name = name_raw.decode("latin-1") if name_raw else ""
+        if depth == 0:
+            self.top = (name, CLASS_NAMES[mclass], dims)
+            if self.leaves is not None:
+                path = name
+        class_name = (
+            "logical" if logical and (mclass in NATIVE_STORAGE or mclass == 5) else CLASS_NAMES[mclass]
+        )
+        if mclass in OBJECT_CLASSES and not self.listing:
+            if mclass == 3:
+                class_name = self.read(end, what, "class name", _NAME)[1].decode("latin-1")
+            if depth:
+                raise _HiddenObjectError(class_name)
+            return Variable(name, class_name, dims, True)
+        if mclass in (1, 2, 3):
+            if count or mclass != 1:
+                class_name = (
+                    self.containers(end, _where(what, name), depth, path, mclass, dims, count) or class_name
+                )
+            elif self.leaves is not None:
+                self.leaf(path, "cell", dims)
+        elif mclass == 16:
+            self.leaf(path, "function_handle (object)", dims)
+            self.values(end, _where(what, name), "workspace", frozenset({MI_MATRIX}))
+        elif mclass == 5:
+            label = _where(what, name)
+            if len(dims) != 2:
+                raise DLFormatError(f"{label} is a sparse matrix of {len(dims)} dimensions; it must have 2")
+            self.values(end, label, "row indices", _INTEGERS)
+            self.values(end, label, "column starts", _INTEGERS)
+            kind, nbytes = self.values(end, label, "values", _NUMBERS)
+            if complex_:
+                self.values(end, label, "imaginary values", _NUMBERS)
+            self.leaf_sparse(path, logical, complex_, dims, nbytes // _NUMERIC_TYPES[kind])
+        else:
+            self.array(end, _where(what, name), depth, mclass, complex_, logical, dims, count)
+            if self.leaves is not None:
+                self.leaf_array(path, class_name, complex_, dims)
+        if depth:
+            return None
+        return Variable(name, class_name, dims, mclass in OBJECT_CLASSES)
 
-    def opaque(self, source: _Source, what: str, depth: int, path: str | None) -> Variable:
-        _, name_raw = self.element(source, f"{what} (name)", {MI_INT8, MI_UINT8})
-        _, kind_raw = self.element(source, f"{what} (object type)", {MI_INT8, MI_UINT8})
-        _, class_raw = self.element(source, f"{what} (class name)", {MI_INT8, MI_UINT8})
+    def array(
+        self,
+        end: int,
+        label: str,
+        depth: int,
+        mclass: int,
+        complex_: bool,
+        logical: bool,
+        dims: tuple[int, ...],
+        count: int,
+    ) -> None:
+        """A numeric, logical or char array's values: their types and sizes."""
+        char = mclass == 4
+        native = NATIVE_STORAGE.get(mclass, (0,))[0]
+        direct = depth == 0 and not complex_ and not logical and not char
+        parts = ("values", "imaginary values") if complex_ else ("values",)
+        for part in parts:
+            start = self.stream.base + self.stream.at
+            lazy_kind = 0
+            if depth == 0 and part == parts[-1]:
+                lazy_kind = -1 if self.lazy < 0 else native if self.lazy and direct else 0
+            kind, nbytes = self.values(end, label, part, _TEXT if char else _NUMBERS, lazy_kind)
+            size = _NUMERIC_TYPES[kind]
+            if char and kind in (MI_UTF8, MI_UTF16, MI_UTF32) and nbytes:
+                pass  # encoded text: SciPy checks that it decodes to at least ``count`` characters
+            elif char and not nbytes:
+                self.charge(count, f"{label} (values)", "characters stored in no bytes")
+            elif nbytes != count * size:
+                raise DLFormatError(
+                    f"{label} declares {count} elements ({'×'.join(map(str, dims))}) but holds "
+                    f"{nbytes} bytes of {size}-byte values"
+                )
+            if direct and native == kind and nbytes > 4:  # larger values never sit in a tag
+                self.values_at = (start + 8, kind)
+
+    def containers(
+        self,
+        end: int,
+        label: str,
+        depth: int,
+        path: str | None,
+        mclass: int,
+        dims: tuple[int, ...],
+        count: int,
+    ) -> str | None:
+        """A cell, struct or (when listing) old-style object: its field names and elements.
+        Returns an old-style object's class name."""
+        class_name = None
+        if mclass == 3:
+            class_name = self.read(end, label, "class name", _NAME)[1].decode("latin-1")
+            self.leaf(path, f"{class_name} (object)", dims)
+            path = None  # an old-style object's fields are its own business
+        field_names = [""]
+        if mclass in (2, 3):
+            _, length_raw = self.read(end, label, "field name length", frozenset({MI_INT32, MI_UINT32}))
+            if len(length_raw) != 4:
+                raise DLFormatError(f"{label} has {len(length_raw)} bytes of field name length; it must be 4")
+            length = self.word.unpack(length_raw)[0]
+            _, names = self.read(end, label, "field names", _NAME)
+            if not 0 < length < 1 << 31 or len(names) % length:
+                raise DLFormatError(
+                    f"{label} has {len(names)} bytes of field names, which do not divide into length {length}"
+                )
+            field_names = [
+                names[start : start + length].split(b"\x00")[0].decode("latin-1")
+                for start in range(0, len(names), length)
+            ]
+        fields = len(field_names)
+        children = count * fields
+        s = self.stream
+        # every child is a miMATRIX of at least 8 (tag) + 16 (flags) + 16 (dims) + 8 (name) bytes
+        if children * 48 > end - s.base - s.at:
+            raise DLFormatError(
+                f"{label} declares {children} elements, more than its {end - s.base - s.at} bytes can hold"
+            )
+        if not children:
+            if not fields:
+                self.charge(count, label, "struct elements without fields")
+            # an empty cell or struct array, or structs without fields: listed as themselves
+            if mclass == 2 and count > 1:
+                for element in range(count):
+                    self.leaf(_element(path, element), "struct", (1, 1))
+            elif mclass != 3:
+                self.leaf(path, CLASS_NAMES[mclass], dims)
+        pair = self.pair
+        for index in range(children):
+            position = s.base + s.at
+            if end - position < 8:
+                raise DLFormatError(f"{label} element {index + 1} needs an 8-byte tag but is cut short")
+            s.ensure(8)
+            kind, nbytes = pair.unpack_from(s.buf, s.at)
+            if kind != MI_MATRIX:
+                raise DLFormatError(f"{label} element {index + 1} is not a matrix (data type {kind})")
+            child_end = position + 8 + nbytes
+            if child_end > end:
+                raise DLFormatError(
+                    f"{label} element {index + 1} declares {nbytes} bytes "
+                    f"but only {end - position - 8} remain"
+                )
+            s.at += 8
+            if not nbytes:
+                continue  # an empty matrix
+            try:
+                self.matrix(
+                    child_end,
+                    (label, index),
+                    depth + 1,
+                    None if path is None else _child(path, mclass, count, field_names, index),
+                )
+            except _HiddenObjectError as found:
+                found.steps.append((mclass, count, field_names, index))
+                raise
+            if s.base + s.at != child_end:
+                raise DLFormatError(
+                    f"{label} element {index + 1} declares {nbytes} bytes but its contents take "
+                    f"{s.base + s.at - position - 8}"
+                )
+        return class_name
+
+    def charge(self, count: int, label: str, what: str) -> None:
+        self.free_elements -= count
+        if self.free_elements < 0:
+            raise DLFormatError(
+                f"{label} declares {count} {what}, more than a file of this size may declare "
+                f"({FREE_ELEMENTS} + {FREE_ELEMENTS_PER_BYTE} per byte in all)"
+            )
+
+    def opaque(self, end: int, what: str, depth: int, path: str | None) -> Variable:
+        _, name_raw = self.read(end, what, "name", _NAME)
+        _, kind_raw = self.read(end, what, "object type", _NAME)
+        _, class_raw = self.read(end, what, "class name", _NAME)
         name = name_raw.decode("latin-1")
         class_name = class_raw.decode("latin-1") or kind_raw.decode("latin-1")
-        kind, nbytes, _ = self.tag(source, f"{what} (object data)")
-        inner = _Bounded(source, nbytes)
+        if depth == 0:
+            self.top = (name, class_name, (1, 1))
+        if not self.listing:
+            if depth:
+                raise _HiddenObjectError(class_name)
+            return Variable(name, class_name, (1, 1), True)
+        s = self.stream
+        position = s.base + s.at
+        if end - position < 8:
+            raise DLFormatError(
+                f"{what} (object data) needs an 8-byte tag but only {end - position} bytes remain"
+            )
+        s.ensure(8)
+        kind, nbytes = self.pair.unpack_from(s.buf, s.at)
+        data_end = position + 8 + nbytes + (-nbytes % 8)
+        if kind >> 16 or data_end > end:
+            raise DLFormatError(
+                f"{what} (object data) declares {nbytes} bytes but only {end - position - 8} remain"
+            )
+        s.at += 8
         dims = None
-        if self.leaves is not None and kind == MI_MATRIX and kind_raw == b"MCOS":
-            dims = self.object_dims(inner, f"{what} (object data)")
-        inner.close(f"{what} (object data)")
-        source.skip(-nbytes % 8, f"{what} (object data)")
-        if depth == 0 and self.leaves is not None:
+        if kind == MI_MATRIX and kind_raw == b"MCOS":
+            dims = self.object_dims(position + 8 + nbytes, f"{what} (object data)")
+        s.skip(data_end - s.base - s.at)
+        if depth == 0:
             path = name
         self.leaf(path, f"{class_name} (object)", dims)
         return Variable(name, class_name, dims or (1, 1), True)
 
-    def object_dims(self, source: _Source, what: str) -> tuple[int, ...] | None:
+    def object_dims(self, end: int, what: str) -> tuple[int, ...] | None:
         """The size of an MCOS object array, from the few words that open its reference.
 
         MATLAB saves an MCOS value as a uint32 column: 0xDD000000, the number of dimensions,
@@ -362,16 +629,30 @@ class _Walker:
         size; that size is known only to the object's saved state, so it is ``None``
         (unknown) whenever the reference holds one object.
         """
+        s = self.stream
         try:
-            _, flags = self.element(source, f"{what} (array flags)", {MI_UINT32})
-            self.element(source, f"{what} (dimensions)", {MI_INT32})
-            self.element(source, f"{what} (name)", {MI_INT8, MI_UINT8})
-            kind, nbytes, small = self.tag(source, f"{what} (values)")
-        except DLFormatError:
+            _, flags = self.read(end, what, "array flags", _FLAGS)
+            self.read(end, what, "dimensions", _DIMS)
+            self.read(end, what, "name", _NAME)
+            position = s.base + s.at
+            if end - position < 8:
+                return None
+            s.ensure(8)
+            first, nbytes = self.pair.unpack_from(s.buf, s.at)
+        except (DLFormatError, _CutShortError):
             return None  # not the layout described above: the size stays unknown
-        if len(flags) < 4 or struct.unpack(self.order + "I", flags[:4])[0] & 0xFF != 13 or kind != MI_UINT32:
+        if len(flags) < 4 or self.word.unpack_from(flags)[0] & 0xFF != 13:
             return None
-        words = small if small is not None else source.read(min(nbytes, 4 * (2 + MAX_OBJECT_DIMS)), what)
+        if first >> 16:
+            if first & 0xFFFF != MI_UINT32:
+                return None
+            words = s.buf[s.at + 4 : s.at + 4 + min(first >> 16, 4)]
+        else:
+            if first != MI_UINT32:
+                return None
+            n = min(nbytes, 4 * (2 + MAX_OBJECT_DIMS), end - position - 8)
+            s.ensure(8 + n)
+            words = s.buf[s.at + 8 : s.at + 8 + n]
         values = struct.unpack(f"{self.order}{len(words) // 4}I", words[: len(words) // 4 * 4])
         return reference_dims(values)
 
@@ -384,21 +665,38 @@ class _Walker:
         """Record a numeric, logical or char array as dlformat loads it (its class, not its storage)."""
         if self.leaves is None or path is None:
             return
-        count = _count(dims)
-        if class_name == "char":
-            self.leaves.append(Entry(path, "char", dims, "str", count))
-            return
-        dtype = np.dtype(bool) if class_name == "logical" else np.dtype(NUMERIC_CLASSES[class_name])
-        if complex_:
-            dtype = np.result_type(dtype, np.complex64)
-        suffix = " complex" if complex_ else ""
-        self.leaves.append(Entry(path, class_name + suffix, dims, str(dtype), count * dtype.itemsize))
+        label, dtype, itemsize = _loaded_as(class_name, complex_)
+        self.leaves.append(Entry(path, label, dims, dtype, _count(dims) * itemsize))
 
     def leaf_sparse(
         self, path: str | None, logical: bool, complex_: bool, dims: tuple[int, ...], nonzeros: int
     ) -> None:
         if self.leaves is not None and path is not None:
             self.leaves.append(sparse_entry(path, logical, complex_, dims, nonzeros))
+
+
+@functools.cache
+def _loaded_as(class_name: str, complex_: bool) -> tuple[str, str, int]:
+    """How an array of a class loads: its listed class, dtype name and item size (char: 1, "str")."""
+    if class_name == "char":
+        return "char", "str", 1
+    dtype = np.dtype(bool) if class_name == "logical" else np.dtype(NUMERIC_CLASSES[class_name])
+    if complex_:
+        dtype = np.result_type(dtype, np.complex64)
+    return class_name + (" complex" if complex_ else ""), str(dtype), dtype.itemsize
+
+
+def _wrong_type(what: Where, part: str, kind: int, allowed: frozenset[int]) -> DLFormatError:
+    return DLFormatError(f"{_where(what)} ({part}) has data type {kind}, expected one of {sorted(allowed)}")
+
+
+def _where(what: Where, name: str = "") -> str:
+    """An element's description for messages: ``what`` is a label, or (the parent's description,
+    the element's index), kept unformatted until a message needs it."""
+    if isinstance(what, tuple):
+        parent, index = what
+        what = f"{_where(parent)} element {index + 1}"
+    return f"{what} {name!r}" if name else what
 
 
 def _count(dims: tuple[int, ...]) -> int:
@@ -445,35 +743,14 @@ def sparse_entry(path: str, logical: bool, complex_: bool, dims: tuple[int, ...]
     return Entry(path, ("logical" if logical else "double") + " sparse", dims, str(dtype), nbytes)
 
 
-class _Bounded(_Source):
-    """A window of ``nbytes`` on another source; the rest is skipped on close.
-
-    ``trailing_data_unread`` allows the final values of the window to be left unread: a
-    top-level compressed variable need not be inflated twice when nothing follows its
-    values (their size was already checked against the variable's dimensions).
-    """
-
-    def __init__(self, parent: _Source, nbytes: int, trailing_data_unread: bool = False) -> None:
-        if nbytes > parent.remaining:
-            raise DLFormatError(f"an element declares {nbytes} bytes but only {parent.remaining} remain")
-        super().__init__(nbytes)
-        self.parent = parent
-        self.trailing_data_unread = trailing_data_unread
-
-    def _take(self, n: int) -> bytes:
-        return self.parent.read(n, "an element")
-
-    def close(self, what: str) -> None:
-        self.parent.skip(self.remaining, what)
-        self.remaining = 0
-
-
 def scan(file: BinaryIO, size: int, listing: list[Entry] | None = None) -> tuple[int, list[Variable]]:
     """Check a MAT-file's structure; return its version (4, 5 or 73) and top-level variables.
 
     With a ``listing`` list, every leaf of every variable is appended to it, as
     :func:`dlformat.io.whos` lists them, from the headers alone: no values are read, and a
-    compressed variable is inflated only as far as its structure needs.
+    compressed variable is inflated only as far as its structure needs. Without one, the
+    walk checks everything SciPy will read: compressed variables are inflated to their end,
+    except the values of arrays that the direct reader reads (and checks) itself.
     Version 7.3 files are only identified here (h5py reads them).
     """
     file.seek(0)
@@ -484,99 +761,121 @@ def scan(file: BinaryIO, size: int, listing: list[Entry] | None = None) -> tuple
     if version == 4:
         return 4, _scan_v4(file, size, listing)
     order = "<" if head[126:128] == b"IM" else ">"
-    walker = _Walker(order, listing is not None)
+    walker = _Walker(order, listing is not None, FREE_ELEMENTS + FREE_ELEMENTS_PER_BYTE * size)
     variables: list[Variable] = []
-    file.seek(128)
-    source = _FileSource(file, size - 128)
     subsystem = struct.unpack(order + "Q", head[116:124])[0]
-    while source.remaining >= 8:
-        offset = size - source.remaining
+    position = 128
+    while size - position >= 8:
         what = f"variable {len(variables) + 1}"
-        kind, nbytes, small = walker.tag(source, what)
+        file.seek(position)
+        first, nbytes = walker.pair.unpack(file.read(8))
+        if nbytes > size - position - 8:
+            raise DLFormatError(f"{what} declares {nbytes} bytes but only {size - position - 8} remain")
         walker.values_at = None
+        walker.tail_unread = False
+        walker.top = ("", "", ())
+        walker.lazy = -1 if listing is not None else 1 if first == MI_COMPRESSED else 0
         if listing is not None:
             walker.leaves = []
-        if kind == MI_COMPRESSED:
-            if nbytes > source.remaining:
-                raise DLFormatError(
-                    f"{what} declares {nbytes} compressed bytes but only {source.remaining} remain"
-                )
-            inner_source = _ZlibSource(file, nbytes)
-            data_offset, inflatable = file.tell(), inner_source.remaining
-            walker.position = _inflated_position(inner_source, inflatable)
-            inner_kind, inner_bytes, _ = walker.tag(inner_source, what)
-            if inner_kind != MI_MATRIX:
-                raise DLFormatError(f"{what} is not a matrix (data type {inner_kind})")
-            if inner_bytes > nbytes * MAX_DEFLATE_RATIO:
-                raise DLFormatError(
-                    f"{what} declares {inner_bytes} bytes, more than {nbytes} compressed bytes can expand to"
-                )
-            bounded = _Bounded(inner_source, inner_bytes, trailing_data_unread=True)
-            variable = walker.matrix(bounded, what, 0)
-            inner_source.finish()
-            source.remaining -= nbytes
-            if walker.values_at is not None:
-                variable = _with_direct(variable, walker, data_offset, nbytes)
-        elif kind == MI_MATRIX and small is None:
-            bounded = _Bounded(source, nbytes)
-            walker.position = file.tell
-            variable = walker.matrix(bounded, what, 0)
-            if walker.values_at is not None:
-                variable = _with_direct(variable, walker, walker.values_at[0], None)
-            bounded.close(what)
-            source.skip(-nbytes % 8, what)
-        else:
-            raise DLFormatError(f"{what} has data type {kind}; a variable must be a matrix")
-        if offset != subsystem:  # the subsystem block holds object metadata, not a variable
-            variables.append(variable)
+        try:
+            if first == MI_COMPRESSED:
+                variable = _compressed(walker, file, position, nbytes, what)
+                following = position + 8 + nbytes
+            elif first == MI_MATRIX:
+                variable = _uncompressed(walker, file, position, nbytes, what)
+                following = position + 8 + nbytes + (-nbytes % 8)
+            else:
+                raise DLFormatError(f"{what} has data type {first}; a variable must be a matrix")
+        except _HiddenObjectError as found:
+            name, class_name, dims = walker.top
+            variable = Variable(
+                name, class_name, dims, False, hidden_object=(found.path(name), found.class_name)
+            )
+            following = position + 8 + nbytes + (0 if first == MI_COMPRESSED else -nbytes % 8)
+        except _CutShortError:
+            raise DLFormatError(f"{what} is cut short: its data ends before the bytes it declares") from None
+        if position != subsystem:  # the subsystem block holds object metadata, not a variable
+            variables.append(replace(variable, offset=position, number=len(variables) + 1))
             if listing is not None and walker.leaves is not None:
                 listing.extend(walker.leaves)
-    if source.remaining:
-        raise DLFormatError(f"the file ends with {source.remaining} stray bytes after its last variable")
+        position = following
+    if position < size:
+        raise DLFormatError(f"the file ends with {size - position} stray bytes after its last variable")
     return 5, variables
 
 
-def _inflated_position(source: _ZlibSource, total: int) -> Callable[[], int]:
-    """How far into its inflated stream ``source`` has read."""
-    return lambda: total - source.remaining
+def _compressed(walker: _Walker, file: BinaryIO, position: int, nbytes: int, what: str) -> Variable:
+    stream = _ZlibStream(file, position + 8, nbytes, what)
+    walker.stream = stream
+    stream.ensure(8)
+    inner_kind, inner_bytes = walker.pair.unpack_from(stream.buf, 0)
+    stream.at = 8
+    if inner_kind != MI_MATRIX:
+        raise DLFormatError(f"{what} is not a matrix (data type {inner_kind})")
+    if inner_bytes > nbytes * MAX_DEFLATE_RATIO:
+        raise DLFormatError(
+            f"{what} declares {inner_bytes} bytes, more than {nbytes} compressed bytes can expand to"
+        )
+    variable = walker.variable(inner_bytes + 8, what)
+    if not variable.is_object and not walker.tail_unread and not walker.listing:
+        stream.finish(inner_bytes + 8)
+    if walker.values_at is not None:
+        return _with_direct(variable, walker, position + 8, nbytes)
+    return variable
+
+
+def _uncompressed(walker: _Walker, file: BinaryIO, position: int, nbytes: int, what: str) -> Variable:
+    end = position + 8 + nbytes
+    walker.stream = _FileStream(file, position + 8, end)
+    variable = walker.variable(end, what)
+    stream = walker.stream
+    if not variable.is_object and not walker.tail_unread and stream.base + stream.at != end:
+        raise DLFormatError(
+            f"{what} declares {nbytes} bytes but its contents take {stream.base + stream.at - position - 8}"
+        )
+    if walker.values_at is not None:
+        return _with_direct(variable, walker, walker.values_at[0], None)
+    return variable
 
 
 def _with_direct(variable: Variable, walker: _Walker, offset: int, compressed: int | None) -> Variable:
     """``variable`` with the plan for reading its values straight into an array."""
     values_at, kind = walker.values_at  # type: ignore[misc]
     code = next(code for mi, code in NATIVE_STORAGE.values() if mi == kind)
-    count = 1
-    for size in variable.dims:
-        count *= size
-    plan = DirectRead(
+    plan = _direct.DirectRead(
         dtype=walker.order + code,
         dims=variable.dims,
-        nbytes=count * _NUMERIC_TYPES[kind],
+        nbytes=_count(variable.dims) * _NUMERIC_TYPES[kind],
         offset=offset,
         compressed=compressed,
         skip=values_at if compressed is not None else 0,
     )
-    return Variable(variable.name, variable.matlab_class, variable.dims, variable.is_object, plan)
+    return replace(variable, direct=plan)
 
 
 _V4_SIZES = {0: 8, 1: 4, 2: 4, 3: 2, 4: 2, 5: 1}
+_V4_CODES = {0: "f8", 1: "f4", 2: "i4", 3: "i2", 4: "u2", 5: "u1"}
 
 
 def _scan_v4(file: BinaryIO, size: int, listing: list[Entry] | None = None) -> list[Variable]:
+    """Version 4: a run of 20-byte headers, names and values, all in the first variable's byte
+    order (SciPy reads the whole file in the order it guesses from the first header)."""
     file.seek(0)
     variables: list[Variable] = []
     position = 0
+    orders = "<>"
     while position < size:
         what = f"variable {len(variables) + 1}"
         header = file.read(20)
         if len(header) < 20:
             raise DLFormatError(f"{what} has a cut-short version 4 header")
-        for order in "<>":
+        for order in orders:
             mopt, rows, cols, imagf, namlen = struct.unpack(order + "5i", header)
             if 0 <= mopt < 5000:
                 break
         else:
-            raise DLFormatError(f"{what} has an invalid version 4 type code")
+            raise DLFormatError(f"{what} has an invalid version 4 type code (or another byte order)")
+        orders = order
         precision, kind = (mopt // 10) % 10, mopt % 10
         if mopt // 1000 > 4 or (mopt // 100) % 10 != 0 or precision not in _V4_SIZES or kind > 2:
             raise DLFormatError(f"{what} has an unknown version 4 type code {mopt}")
@@ -584,46 +883,58 @@ def _scan_v4(file: BinaryIO, size: int, listing: list[Entry] | None = None) -> l
             raise DLFormatError(
                 f"{what} has an invalid version 4 header ({rows}×{cols}, name length {namlen})"
             )
-        data = rows * cols * _V4_SIZES[precision] * (2 if imagf else 1)
+        # SciPy reads a sparse matrix's imaginary parts from a fourth column, never from imagf
+        data = rows * cols * _V4_SIZES[precision] * (2 if imagf and kind != 2 else 1)
+        start = position
         position += 20
         if namlen + data > size - position:
             raise DLFormatError(f"{what} declares {namlen + data} bytes but only {size - position} remain")
-        name = file.read(namlen).rstrip(b"\x00").decode("latin-1")
-        start = file.tell()
+        name = file.read(namlen).strip(b"\x00").decode("latin-1")
+        values = file.tell()
         matlab_class = "char" if kind == 1 else "sparse" if kind == 2 else "double"
+        shape = (rows, cols)
+        if kind == 2:
+            shape = _v4_sparse_shape(file, name, order, precision, rows, cols, size)
         if listing is not None:
-            listing.append(_v4_entry(file, name, kind, order, precision, rows, cols, bool(imagf)))
-        file.seek(start + data)
+            listing.append(_v4_entry(name, kind, rows, cols, bool(imagf), shape))
+        file.seek(values + data)
         position += namlen + data
-        variables.append(Variable(name, matlab_class, (rows, cols), False))
+        variables.append(Variable(name, matlab_class, shape, False, None, start, None, len(variables) + 1))
     return variables
 
 
-_V4_CODES = {0: "f8", 1: "f4", 2: "i4", 3: "i2", 4: "u2", 5: "u1"}
-
-
-def _v4_entry(
-    file: BinaryIO, name: str, kind: int, order: str, precision: int, rows: int, cols: int, complex_: bool
-) -> Entry:
-    """A version 4 matrix as dlformat loads it: double (or char) of its stored size.
-
-    A sparse matrix is stored as its nonzeros, one per row, and a last row holding its size;
-    those two numbers are the only values read.
-    """
-    if kind == 1:
-        return Entry(name, "char", (rows, cols), "str", rows * cols)
-    if kind == 0:
-        dtype = np.dtype(np.complex128 if complex_ else np.float64)
-        suffix = " complex" if complex_ else ""
-        return Entry(name, "double" + suffix, (rows, cols), str(dtype), rows * cols * dtype.itemsize)
-    if rows < 1 or cols < 3:
-        raise DLFormatError(f"sparse variable {name!r} is stored as {rows}×{cols}; it needs at least 1×3")
+def _v4_sparse_shape(
+    file: BinaryIO, name: str, order: str, precision: int, rows: int, cols: int, size: int
+) -> tuple[int, int]:
+    """A version 4 sparse matrix's size: stored as its nonzeros, one per row (row index, column
+    index, value, and for complex a fourth column), and a last row holding its size."""
+    if rows < 1 or cols not in (3, 4):
+        raise DLFormatError(f"sparse variable {name!r} is stored as {rows}×{cols}; it needs N×3 or N×4")
     code = np.dtype(order + _V4_CODES[precision])
     start = file.tell()
     sizes = []
     for column in (0, 1):  # the last row's first two columns: the number of rows and of columns
         file.seek(start + (column * rows + rows - 1) * code.itemsize)
         sizes.append(np.frombuffer(file.read(code.itemsize), dtype=code)[0])
-    if not all(np.isfinite(size) and size >= 0 and size == int(size) for size in sizes):
-        raise DLFormatError(f"sparse variable {name!r} has an invalid size {sizes}")
-    return sparse_entry(name, False, cols > 3, (int(sizes[0]), int(sizes[1])), rows - 1)
+    if not all(np.isfinite(value) and 0 <= value < 2**31 and value == int(value) for value in sizes):
+        raise DLFormatError(f"sparse variable {name!r} has an invalid size {[float(v) for v in sizes]}")
+    shape = (int(sizes[0]), int(sizes[1]))
+    most = V4_SPARSE_COLUMNS + V4_SPARSE_COLUMNS_PER_BYTE * size
+    if shape[1] > most:
+        raise DLFormatError(
+            f"sparse variable {name!r} declares {shape[0]}×{shape[1]}; a version 4 file of {size} bytes "
+            f"may declare at most {most} columns "
+            f"({V4_SPARSE_COLUMNS} + {V4_SPARSE_COLUMNS_PER_BYTE} per byte)"
+        )
+    return shape
+
+
+def _v4_entry(name: str, kind: int, rows: int, cols: int, complex_: bool, shape: tuple[int, int]) -> Entry:
+    """A version 4 matrix as dlformat loads it: double (or char) of its stored size."""
+    if kind == 1:
+        return Entry(name, "char", (rows, cols), "str", rows * cols)
+    if kind == 0:
+        dtype = np.dtype(np.complex128 if complex_ else np.float64)
+        suffix = " complex" if complex_ else ""
+        return Entry(name, "double" + suffix, (rows, cols), str(dtype), rows * cols * dtype.itemsize)
+    return sparse_entry(name, False, cols > 3, shape, rows - 1)

@@ -308,7 +308,8 @@ def position_of(index: str, path: str) -> int:
 
 def check_wanted(path: object, wanted: list[str], names: list[str]) -> None:
     """Refuse variable names the file lacks, listing what it holds."""
-    missing = [name for name in wanted if name not in names]
+    held = set(names)
+    missing = [name for name in wanted if name not in held]
     if missing:
         raise DLFormatError(f"{path} has no variable(s) {missing}; it holds: {', '.join(names) or 'nothing'}")
 

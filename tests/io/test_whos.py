@@ -176,8 +176,8 @@ def test_no_object_gets_the_size_of_its_reference_array(corpus):
     ("name", "reason"),
     [
         ("bad_miuint32.mat", r"variable 1 \(dimensions\) has data type 6, expected one of \[5\]"),
-        ("corrupted_zlib_checksum.mat", r"a compressed variable is corrupt"),
-        ("malformed1.mat", r"an element declares 658840 bytes but only 2072 remain"),
+        ("corrupted_zlib_checksum.mat", r"variable 1: its compressed data is corrupt"),
+        ("malformed1.mat", r"variable 1 declares 658840 bytes but only 2072 remain"),
     ],
 )
 def test_whos_of_a_broken_file_says_what_is_wrong(corpus, name, reason):
