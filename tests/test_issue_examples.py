@@ -14,6 +14,11 @@ def test_the_dlarray_functions_and_custom_training_loop_example():
     assert dlf.dims(S) == "CBT" and tuple(S.shape) == (8, 4, 1)
     Y = dlf.exp(X) * (X > 0) + X**2  # elementwise math keeps the format
     assert dlf.dims(Y) == "CBT"
+    x = dlf.stripdims(X)
+    torch.testing.assert_close(dlf.stripdims(Y), torch.exp(x) * (x > 0) + x**2)
+    torch.testing.assert_close(dlf.stripdims(S), x.sum(2, keepdim=True))
+    (position,) = dlf.finddim(X, "T")  # finddim is 0-based; MATLAB's dimension numbers start at 1
+    torch.testing.assert_close(dlf.stripdims(dlf.sum(X, position + 1)), dlf.stripdims(S))
     net = dlf.dlnetwork([dlf.sequenceInputLayer(8), dlf.fullyConnectedLayer(3), dlf.softmaxLayer()])
     T = dlf.dlarray(torch.nn.functional.one_hot(torch.randint(0, 3, (4, 10)), 3).permute(2, 0, 1).float(), "CBT")
 

@@ -284,8 +284,9 @@ class _Walker:
         # the leaves of the variable being walked, when listing (None: not listing)
         self.leaves: list[Entry] | None = [] if listing else None
 
-    def read(self, end: int, what: Where, part: str, allowed: frozenset[int]) -> tuple[int, bytes]:
-        """A data element's type and bytes (small format or full), its padding skipped."""
+    def tag(self, end: int, what: Where, part: str, allowed: frozenset[int]) -> tuple[int, int, int]:
+        """A data element's checked tag: (type, byte count, padded bytes after the tag; -1 for the
+        4-byte small format, whose data sits in the tag). The stream stays at the tag."""
         s = self.stream
         position = s.base + s.at
         if end - position < 8:
@@ -302,9 +303,7 @@ class _Walker:
                 )
             if kind not in allowed:
                 raise _wrong_type(what, part, kind, allowed)
-            data = s.buf[s.at + 4 : s.at + 4 + nbytes]
-            s.at += 8
-            return kind, data
+            return kind, nbytes, -1
         if first not in allowed:
             raise _wrong_type(what, part, first, allowed)
         padded = nbytes + (-nbytes % 8)
@@ -312,10 +311,20 @@ class _Walker:
             raise DLFormatError(
                 f"{_where(what)} ({part}) declares {nbytes} bytes but only {end - position - 8} remain"
             )
+        return first, nbytes, padded
+
+    def read(self, end: int, what: Where, part: str, allowed: frozenset[int]) -> tuple[int, bytes]:
+        """A data element's type and bytes (small format or full), its padding skipped."""
+        s = self.stream
+        kind, nbytes, padded = self.tag(end, what, part, allowed)
+        if padded < 0:
+            data = s.buf[s.at + 4 : s.at + 4 + nbytes]
+            s.at += 8
+            return kind, data
         s.ensure(8 + padded)
         data = s.buf[s.at + 8 : s.at + 8 + nbytes]
         s.at += 8 + padded
-        return first, data
+        return kind, data
 
     def values(
         self, end: int, what: Where, part: str, allowed: frozenset[int], lazy_kind: int = 0
@@ -327,36 +336,16 @@ class _Walker:
         type and they are large enough for the direct reader, which inflates and checks them."""
         s = self.stream
         position = s.base + s.at
-        if end - position < 8:
-            raise DLFormatError(
-                f"{_where(what)} ({part}) needs an 8-byte tag but only {end - position} bytes remain"
-            )
-        s.ensure(8)
-        first, nbytes = self.pair.unpack_from(s.buf, s.at)
-        if first >> 16:
-            kind, nbytes = first & 0xFFFF, first >> 16
-            if nbytes > 4:
-                raise DLFormatError(
-                    f"{_where(what)} ({part}) has a small-format tag claiming {nbytes} bytes (at most 4)"
-                )
-            if kind not in allowed:
-                raise _wrong_type(what, part, kind, allowed)
+        first, nbytes, padded = self.tag(end, what, part, allowed)
+        if padded < 0:
             s.at += 8
-            return kind, nbytes
-        if first not in allowed:
-            raise _wrong_type(what, part, first, allowed)
-        padded = nbytes + (-nbytes % 8)
-        if padded > end - position - 8:
-            raise DLFormatError(
-                f"{_where(what)} ({part}) declares {nbytes} bytes but only {end - position - 8} remain"
-            )
+            return first, nbytes
         if (
             lazy_kind
             and (lazy_kind < 0 or (first == lazy_kind and nbytes >= _direct.MIN_BYTES))
             and position + 8 + padded == end
         ):
             self.tail_unread = True
-            s.ensure(8)
             s.at += 8
             return first, nbytes
         s.skip(8 + padded)
