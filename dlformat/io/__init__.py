@@ -7,8 +7,9 @@ classes: integer-valued doubles stay float64 however MATLAB stored them. See
 
 from __future__ import annotations
 
+import contextlib
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -60,28 +61,27 @@ def loadmat(path: str | os.PathLike[str], variable_names: Iterable[str] | None =
             if not isinstance(name, str):
                 raise DLFormatError(f"variable_names must be strings; got {name!r}")
     path, version, variables, size = _open(path)
-    if version == 73:
-        try:
+    with _reader_errors(path, "HDF5 file" if version == 73 else "file"):
+        if version == 73:
             return _matv73.read(path, wanted, size)
-        except DLFormatError:
-            raise
-        except MemoryError:
-            raise DLFormatError(
-                f"cannot read {path}: it needs more memory than this process can allocate"
-            ) from None
-        except Exception as error:  # h5py raises many types for broken files
-            raise DLFormatError(f"cannot read {path}: the HDF5 file is malformed ({error})") from None
-    try:
         return _matv5.read(path, _matv5.select(path, variables, wanted), version)
+
+
+@contextlib.contextmanager
+def _reader_errors(path: Path, kind: str) -> Iterator[None]:
+    """A reader's failures as one-line errors: out of memory, or whatever SciPy and h5py raise for
+    a broken file (they raise many types); dlformat's own errors pass unchanged."""
+    try:
+        yield
     except DLFormatError:
         raise
     except MemoryError:
         raise DLFormatError(
             f"cannot read {path}: it needs more memory than this process can allocate"
         ) from None
-    except Exception as error:  # SciPy raises many types for broken files
+    except Exception as error:
         raise DLFormatError(
-            f"cannot read {path}: the file is malformed ({type(error).__name__}: {error})"
+            f"cannot read {path}: the {kind} is malformed ({type(error).__name__}: {error})"
         ) from None
 
 
@@ -131,13 +131,5 @@ def whos(path: str | os.PathLike[str]) -> list[_values.Entry]:
         raise DLFormatError(f"cannot read {path}: {error}") from None
     if version != 73:
         return listing
-    try:
+    with _reader_errors(path, "HDF5 file"):
         return _matv73.listing(path, size)
-    except DLFormatError:
-        raise
-    except MemoryError:
-        raise DLFormatError(
-            f"cannot list {path}: it needs more memory than this process can allocate"
-        ) from None
-    except Exception as error:  # h5py raises many types for broken files
-        raise DLFormatError(f"cannot read {path}: the HDF5 file is malformed ({error})") from None
