@@ -765,6 +765,11 @@ def dlarray(data: object, fmt: str | None = None) -> DLArray:
     return DLArray(data, fmt)
 
 
+def as_dlarray(X: Any) -> DLArray:
+    """``X`` itself if it is a dlarray, else an unformatted dlarray of it."""
+    return X if isinstance(X, DLArray) else dlarray(X)
+
+
 def dims(X: DLArray) -> str:
     """The format of ``X`` in canonical order, ``""`` when unformatted."""
     return _require_dlarray("dims", X)._fmt

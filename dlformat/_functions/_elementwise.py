@@ -19,7 +19,7 @@ from typing import Any
 
 import torch
 
-from .._dlarray import DLArray, _elementwise, _keep_types, _numeric, dlarray, logical_xor
+from .._dlarray import DLArray, _elementwise, _keep_types, _numeric, as_dlarray, dlarray, logical_xor
 from .._errors import DLFormatError
 from ..functional._activations import relu, sigmoid  # the functional core's, exported here too
 from ..functional._common import floating_data
@@ -76,17 +76,13 @@ __all__ = [
 ]
 
 
-def _as_dlarray(X: Any) -> DLArray:
-    return X if isinstance(X, DLArray) else dlarray(X)
-
-
 def _unary(
     name: str, function: Callable[[torch.Tensor], torch.Tensor], what: str, *, floating: bool = True
 ) -> Callable[[Any], DLArray]:
     """MATLAB's elementwise ``name``: ``function`` on the data, the format kept."""
 
     def apply(X: Any) -> DLArray:
-        X = _as_dlarray(X)
+        X = as_dlarray(X)
         data = floating_data(X._data, name) if floating else _numeric(X._data)
         return DLArray._wrap(function(data), X._fmt)
 
@@ -104,7 +100,7 @@ def _logical_test(
     name: str, function: Callable[[torch.Tensor], torch.Tensor], what: str
 ) -> Callable[[Any], DLArray]:
     def apply(X: Any) -> DLArray:
-        X = _as_dlarray(X)
+        X = as_dlarray(X)
         return DLArray._wrap(function(X._data), X._fmt)
 
     apply.__name__ = apply.__qualname__ = name
@@ -175,7 +171,7 @@ def round(X: Any, N: int = 0) -> DLArray:
         >>> dlf.extractdata(dlf.round(dlf.dlarray(torch.tensor([0.5, 1.5, -2.5]), "C")))
         tensor([ 1.,  2., -3.])
     """
-    X = _as_dlarray(X)
+    X = as_dlarray(X)
     if isinstance(N, bool) or not isinstance(N, int):
         raise DLFormatError(f"round: the number of digits N must be an integer; got {N!r}")
     return DLArray._wrap(_math.round_half_away(_numeric(X._data), N), X._fmt)
@@ -183,7 +179,7 @@ def round(X: Any, N: int = 0) -> DLArray:
 
 def uplus(X: Any) -> DLArray:
     """MATLAB's ``uplus`` (``+X``): ``X`` itself."""
-    return _as_dlarray(X)
+    return as_dlarray(X)
 
 
 def _pair(name: str, op: Callable[[Any, Any], Any], exact: bool = False) -> Callable[[Any, Any], DLArray]:

@@ -16,16 +16,12 @@ from typing import Any
 
 import torch
 
-from .._dlarray import DLArray, _elementwise, dlarray, settled
+from .._dlarray import DLArray, _elementwise, as_dlarray, dlarray, settled
 from .._errors import DLFormatError
 from ..functional._common import floating_data
 from . import _dims
 
 __all__ = ["all", "any", "cumsum", "max", "mean", "min", "norm", "prod", "sum", "vecnorm"]
-
-
-def _input(X: Any) -> DLArray:
-    return X if isinstance(X, DLArray) else dlarray(X)
 
 
 def _reduced(caller: str, X: DLArray, dim: Any) -> tuple[int, ...]:
@@ -51,14 +47,14 @@ def sum(X: Any, dim: Any = None) -> DLArray:
         >>> dlf.dims(S), tuple(S.shape)
         ('CBT', (8, 4, 1))
     """
-    X = _input(X)
+    X = as_dlarray(X)
     dims = _reduced("sum", X, dim)
     return settled(torch.sum(_counting(X._data), dim=dims, keepdim=True), X._fmt)
 
 
 def prod(X: Any, dim: Any = None) -> DLArray:
     """MATLAB's ``prod``: the product over ``dim`` (as for :func:`sum`), the format kept."""
-    X = _input(X)
+    X = as_dlarray(X)
     data = _counting(X._data)
     for position in sorted(_reduced("prod", X, dim), reverse=True):
         data = torch.prod(data, dim=position, keepdim=True)
@@ -67,7 +63,7 @@ def prod(X: Any, dim: Any = None) -> DLArray:
 
 def mean(X: Any, dim: Any = None) -> DLArray:
     """MATLAB's ``mean``: the average over ``dim`` (as for :func:`sum`), the format kept."""
-    X = _input(X)
+    X = as_dlarray(X)
     data = floating_data(X._data, "mean")
     return settled(torch.mean(data, dim=_reduced("mean", X, dim), keepdim=True), X._fmt)
 
@@ -75,7 +71,7 @@ def mean(X: Any, dim: Any = None) -> DLArray:
 def cumsum(X: Any, dim: Any = None, direction: str = "forward") -> DLArray:
     """MATLAB's ``cumsum(X, dim, direction)``: running sums along one dimension (``"forward"`` or
     ``"reverse"``); the format and the size are kept."""
-    X = _input(X)
+    X = as_dlarray(X)
     if not isinstance(direction, str) or direction.lower() not in ("forward", "reverse"):
         raise DLFormatError(f'cumsum: direction must be "forward" or "reverse"; got {direction!r}')
     if isinstance(dim, str) and dim.lower() in ("forward", "reverse"):
@@ -93,7 +89,7 @@ def cumsum(X: Any, dim: Any = None, direction: str = "forward") -> DLArray:
 def any(X: Any, dim: Any = None) -> DLArray:
     """MATLAB's ``any``: true where some element along ``dim`` is nonzero (NaN is ignored, as in
     MATLAB); a logical dlarray with the format, the reduced dimensions singletons."""
-    X = _input(X)
+    X = as_dlarray(X)
     data = X._data
     true = (data != 0) & ~torch.isnan(data) if data.is_floating_point() else data != 0
     return settled(torch.amax(true, dim=_reduced("any", X, dim), keepdim=True), X._fmt)
@@ -102,7 +98,7 @@ def any(X: Any, dim: Any = None) -> DLArray:
 def all(X: Any, dim: Any = None) -> DLArray:
     """MATLAB's ``all``: true where every element along ``dim`` is nonzero; a logical dlarray with
     the format, the reduced dimensions singletons."""
-    X = _input(X)
+    X = as_dlarray(X)
     return settled(torch.amin(X._data != 0, dim=_reduced("all", X, dim), keepdim=True), X._fmt)
 
 
@@ -116,7 +112,7 @@ def _extremum(name: str, X: Any, Y: Any, dim: Any, nargout: int) -> Any:
                 f"for the {name} along a dimension write {name}(X, [], dim)"
             )
         return _two_inputs(name, X, Y)
-    X = _input(X)
+    X = as_dlarray(X)
     data = X._data
     if data.dtype == torch.bool:
         data = data.to(torch.get_default_dtype())
@@ -203,7 +199,7 @@ def _p(caller: str, p: Any, *, fro: bool) -> float | str:
 def vecnorm(X: Any, p: Any = 2, dim: Any = None) -> DLArray:
     """MATLAB's ``vecnorm(X, p, dim)``: the ``p``-norm of the vectors along ``dim`` (default 2 and the
     first dimension whose size is not 1); the format is kept, the reduced dimensions singletons."""
-    X = _input(X)
+    X = as_dlarray(X)
     order = _p("vecnorm", p, fro=False)
     data = floating_data(X._data, "vecnorm")
     reduced = _reduced("vecnorm", X, dim)
@@ -214,7 +210,7 @@ def norm(X: Any, p: Any = 2) -> DLArray:
     """MATLAB's ``norm(X, p)``: a vector's ``p``-norm when ``X`` has one non-singleton dimension; a
     matrix's 1-, 2- (largest singular value), Inf- or Frobenius norm when it has two dimensions; the
     Frobenius norm (``"fro"``) for any array. One number, with the format of ``X`` (all singletons)."""
-    X = _input(X)
+    X = as_dlarray(X)
     order = _p("norm", p, fro=True)
     data = floating_data(X._data, "norm")
     everything = tuple(range(data.ndim))

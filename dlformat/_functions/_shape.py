@@ -19,7 +19,14 @@ from typing import Any
 import torch
 
 from .. import _validate
-from .._dlarray import DLArray, _formatted, dlarray, mtimes, settled, working_dtype  # mtimes: MATLAB's A*B
+from .._dlarray import (  # mtimes: MATLAB's A*B
+    DLArray,
+    _formatted,
+    as_dlarray,
+    mtimes,
+    settled,
+    working_dtype,
+)
 from .._errors import DLFormatError
 from . import _dims
 
@@ -44,10 +51,6 @@ __all__ = [
 ]
 
 
-def _input(X: Any) -> DLArray:
-    return X if isinstance(X, DLArray) else dlarray(X)
-
-
 def _describe(value: object) -> str:
     return _validate.describe(value)
 
@@ -67,7 +70,7 @@ def cat(dim: Any, *arrays: Any) -> DLArray:
     """
     if not arrays:
         raise DLFormatError("cat needs at least one array to concatenate: cat(dim, A, B, ...)")
-    inputs = [_input(array) for array in arrays]
+    inputs = [as_dlarray(array) for array in arrays]
     formats = {X._fmt for X in inputs}
     if len(formats) > 1:
         shown = ", ".join(f'"{fmt}"' if fmt else "unformatted" for fmt in sorted(formats))
@@ -145,7 +148,7 @@ def reshape(X: Any, *sizes: Any) -> DLArray:
         ('', tensor([[0., 2., 4.],
                 [1., 3., 5.]]))
     """
-    X = _input(X)
+    X = as_dlarray(X)
     wanted = _sizes("reshape", sizes)
     count = X._data.numel()
     known = math.prod(size for size in wanted if size is not None)
@@ -184,7 +187,7 @@ def squeeze(X: Any) -> DLArray:
     keeps at least two dimensions (MATLAB's column vector); a formatted one keeps its non-singleton
     dimensions, or its first two when all are singletons.
     """
-    X = _input(X)
+    X = as_dlarray(X)
     shape = tuple(X._data.shape)
     if len(shape) <= 2:
         return DLArray._wrap(X._data, X._fmt)
@@ -226,7 +229,7 @@ def permute(X: Any, order: Any) -> DLArray:
     dimensions of ``"SSCB"``); anything else is an error pointing to ``stripdims(X, fmt)``, which
     hands the data over in any order.
     """
-    X = _input(X)
+    X = as_dlarray(X)
     ndim = X._data.ndim
     positions = _order("permute", order, ndim)
     if X._fmt:
@@ -238,7 +241,7 @@ def permute(X: Any, order: Any) -> DLArray:
 
 def ipermute(X: Any, order: Any) -> DLArray:
     """MATLAB's ``ipermute(X, order)``: undoes ``permute(X, order)``; the same format rule."""
-    X = _input(X)
+    X = as_dlarray(X)
     positions = _order("ipermute", order, X._data.ndim)
     inverse = [0] * len(positions)
     for target, source in enumerate(positions):
@@ -269,7 +272,7 @@ def ctranspose(X: Any) -> DLArray:
 
 
 def _transposed(caller: str, X: Any, conjugate: bool) -> DLArray:
-    X = _input(X)
+    X = as_dlarray(X)
     data = X._data
     if data.ndim > 2:
         raise DLFormatError(
@@ -298,7 +301,7 @@ def repmat(X: Any, *counts: Any) -> DLArray:
     A formatted dlarray keeps its format; its counts beyond its dimensions must be 1 (a new dimension
     would have no label).
     """
-    X = _input(X)
+    X = as_dlarray(X)
     if len(counts) == 1 and isinstance(counts[0], (list, tuple)):
         counts = tuple(counts[0])
     if not counts:
@@ -321,7 +324,7 @@ def repmat(X: Any, *counts: Any) -> DLArray:
 def flip(X: Any, dim: Any = None) -> DLArray:
     """MATLAB's ``flip(X, dim)``: reverse the order along ``dim`` (a number from 1 or a label; by default
     the first dimension whose size is not 1). The format is kept."""
-    X = _input(X)
+    X = as_dlarray(X)
     if dim is None:
         positions: tuple[int, ...] = (_dims.first_nonsingleton(tuple(X._data.shape)),)
     else:
@@ -335,7 +338,7 @@ def circshift(X: Any, K: Any, dim: Any = None) -> DLArray:
     Without ``dim``, a scalar ``K`` shifts along the first dimension whose size is not 1 and a vector
     ``K`` shifts dimension ``i`` by ``K(i)``, as in MATLAB. The format is kept.
     """
-    X = _input(X)
+    X = as_dlarray(X)
     shifts = list(K) if isinstance(K, (list, tuple)) else [K]
     amounts = [_validate.integer("circshift K", shift, minimum=-(2**53)) for shift in shifts]
     if dim is not None:
@@ -384,7 +387,7 @@ def pagemtimes(X: Any, *args: Any) -> DLArray:
             f'pagemtimes cannot take a formatted dlarray ("{formatted._fmt}"); dlformat refuses formats here '
             "rather than guess their rule. Use stripdims on both inputs (and dlarray(Z, fmt) on the result)"
         )
-    a, b = (_input(value)._data for value in (X, Y))
+    a, b = (as_dlarray(value)._data for value in (X, Y))
     a = a.reshape(-1, 1) if a.ndim < 2 else a
     b = b.reshape(-1, 1) if b.ndim < 2 else b
     ndim = max(a.ndim, b.ndim)
@@ -422,7 +425,7 @@ def size(X: Any, dim: Any = None) -> Any:
     included), at least two as in MATLAB. ``size(X, d)`` is an int: dimension ``d`` counted from 1 (1
     beyond the last, as in MATLAB), or a label (a tuple for several ``S``); a list gives a tuple.
     """
-    X = _input(X)
+    X = as_dlarray(X)
     shape = tuple(X._data.shape)
     if dim is None:
         return shape + (1,) * (2 - len(shape))
@@ -445,9 +448,9 @@ def size(X: Any, dim: Any = None) -> Any:
 
 def numel(X: Any) -> int:
     """MATLAB's ``numel``: the number of elements."""
-    return _input(X)._data.numel()
+    return as_dlarray(X)._data.numel()
 
 
 def ndims(X: Any) -> int:
     """MATLAB's ``ndims``: the number of dimensions (of labels, for a formatted dlarray), at least 2."""
-    return max(_input(X)._data.ndim, 2)
+    return max(as_dlarray(X)._data.ndim, 2)
