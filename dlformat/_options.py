@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import functools
 import inspect
-from collections.abc import Callable
-from typing import Any, TypeVar
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar, overload
 
 from ._errors import DLFormatError
 
@@ -103,8 +103,17 @@ def normalize(
     return args[:start], named
 
 
-def matlab_function(function: F) -> F:
+@overload
+def matlab_function(function: F, /) -> F: ...
+@overload
+def matlab_function(*, shared: Mapping[str, Any]) -> Callable[[F], F]: ...
+def matlab_function(function: F | None = None, /, *, shared: Mapping[str, Any] | None = None) -> Any:
     """Let ``function`` take MATLAB's ``'Name', value`` pairs and any-case option names.
+
+    ``shared`` declares, once, options that a family of MATLAB functions has in common (the
+    losses' ``Mask``, ``NormalizationFactor``, ``Reduction``...), name to default: the function
+    takes them as ``**options``, filled with the defaults, and its signature (``help``,
+    ``inspect.signature``) lists them as keyword-only options before its own.
 
     Examples:
         >>> @matlab_function
@@ -112,13 +121,39 @@ def matlab_function(function: F) -> F:
         ...     return DataFormat
         >>> softmax(1, "dataformat", "CB")
         'CB'
+        >>> @matlab_function(shared={"Reduction": "sum", "DataFormat": None})
+        ... def loss(Y, **options):
+        ...     return options
+        >>> loss(1, "reduction", "none")
+        {'Reduction': 'none', 'DataFormat': None}
+        >>> inspect.signature(loss)
+        <Signature (Y, *, Reduction='sum', DataFormat=None)>
     """
-    options = Options(inspect.signature(function))
+    if function is None:
+        return functools.partial(_wrapped, shared=dict(shared or {}))
+    return _wrapped(function, {})
+
+
+def _wrapped(function: F, shared: dict[str, Any]) -> F:
+    signature = inspect.signature(function)
+    if shared:
+        own = [p for p in signature.parameters.values() if p.kind is not p.VAR_KEYWORD]
+        # the family's options first, then the function's own
+        first_own = next((i for i, p in enumerate(own) if p.kind is p.KEYWORD_ONLY), len(own))
+        declared = [
+            inspect.Parameter(key, inspect.Parameter.KEYWORD_ONLY, default=value)
+            for key, value in shared.items()
+        ]
+        signature = signature.replace(parameters=[*own[:first_own], *declared, *own[first_own:]])
+    options = Options(signature)
     name = function.__name__
 
     @functools.wraps(function)
     def call(*args: Any, **kwargs: Any) -> Any:
         args, kwargs = normalize(name, options, args, kwargs)
+        if shared:
+            kwargs = {**shared, **kwargs}
         return function(*args, **kwargs)
 
+    call.__signature__ = signature  # type: ignore[attr-defined]
     return call  # type: ignore[return-value]

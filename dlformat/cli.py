@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import inspect
 import math
 import secrets
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -25,39 +26,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"dlformat {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    check = commands.add_parser(
-        "check",
-        help="run every row of a supported-format table through positionEmbeddingLayer",
-        description=(
-            "Run every row of a supported-format table through positionEmbeddingLayer with random "
-            "sizes, and check the output format, shape and values against Weights. Exits 1 on any "
-            "mismatch or an unreadable table."
-        ),
-    )
+    check = _subcommand(commands, "check", _check)
     check.add_argument(
         "fixture", nargs="?", help="a format table JSON file (default: the one shipped with dlformat)"
     )
     check.add_argument("--seed", type=int, help="seed for the random sizes (default: a fresh one, printed)")
-    check.set_defaults(run=_check)
-    inspect = commands.add_parser(
-        "inspect",
-        help="list every variable of a .mat file, struct and cell paths spelled out",
-        description=(
-            "List every variable of a MAT-file (versions 4 to 7.3): path, MATLAB class, size, dtype "
-            "and bytes, with struct fields and cell indices spelled out (s.layers.posemb.Weights, c{2}). "
-            "For a learnables file, also its layer/parameter rows. Exits 1 on an unreadable file."
-        ),
-    )
-    inspect.add_argument("file", help="a .mat file")
-    inspect.set_defaults(run=_inspect)
-    plot = commands.add_parser(
-        "plot",
-        help="draw a position table as a heat map (needs matplotlib)",
-        description=(
-            "Draw a position table as a PNG heat map, channels up, positions across: one of dlformat's "
-            "encodings (sinusoid, timing-signal) or a 2-D variable of a .mat file (--var)."
-        ),
-    )
+    listing = _subcommand(commands, "inspect", _inspect)
+    listing.add_argument("file", help="a .mat file")
+    plot = _subcommand(commands, "plot", _plot)
     plot.add_argument("source", help='"sinusoid", "timing-signal" (tensor2tensor), or a .mat file')
     plot.add_argument("-o", "--output", required=True, help="the PNG file to write")
     plot.add_argument("--dim", type=int, help="channels (default 128)")
@@ -66,11 +42,27 @@ def build_parser() -> argparse.ArgumentParser:
     plot.add_argument("--base", type=float, help="sinusoid: wavelength base (default 10000)")
     plot.add_argument("--var", help="the variable of a .mat file, e.g. posemb.Weights or Value{1}")
     plot.add_argument("--title", help="the plot's title")
-    plot.set_defaults(run=_plot)
     return parser
 
 
+def _subcommand(
+    commands: argparse._SubParsersAction[argparse.ArgumentParser],
+    name: str,
+    run: Callable[[argparse.Namespace], int],
+) -> argparse.ArgumentParser:
+    """A subcommand that runs ``run``: its docstring's first line is the help, the whole its description."""
+    text = inspect.cleandoc(run.__doc__ or "")
+    command = commands.add_parser(name, help=text.splitlines()[0].rstrip("."), description=text)
+    command.set_defaults(run=run)
+    return command
+
+
 def _check(args: argparse.Namespace) -> int:
+    """Run every row of a supported-format table through positionEmbeddingLayer.
+
+    Each row runs with random sizes; the output format, shape and values are checked against
+    Weights. Exits 1 on any mismatch or an unreadable table.
+    """
     rows = load_format_table(args.fixture)
     seed = secrets.randbits(32) if args.seed is None else args.seed
     rng = np.random.default_rng(seed)
@@ -88,6 +80,12 @@ def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> None:
 
 
 def _inspect(args: argparse.Namespace) -> int:
+    """List every variable of a .mat file, struct and cell paths spelled out.
+
+    Every variable of a MAT-file (versions 4 to 7.3): path, MATLAB class, size, dtype and bytes,
+    with struct fields and cell indices spelled out (s.layers.posemb.Weights, c{2}). For a
+    learnables file, also its layer/parameter rows. Exits 1 on an unreadable file.
+    """
     from .io import _learnables, whos
 
     try:
@@ -160,6 +158,11 @@ def _plot_options(args: argparse.Namespace) -> None:
 
 
 def _plot(args: argparse.Namespace) -> int:
+    """Draw a position table as a heat map (needs matplotlib).
+
+    A PNG heat map, channels up, positions across: one of dlformat's encodings (sinusoid,
+    timing-signal) or a 2-D variable of a .mat file (--var).
+    """
     from . import _plot as plotting
 
     try:

@@ -30,6 +30,8 @@ __all__ = ["dlconv", "dltranspconv"]
 
 _CONVOLUTION = {1: F.conv1d, 2: F.conv2d, 3: F.conv3d}
 _TRANSPOSED = {1: F.conv_transpose1d, 2: F.conv_transpose2d, 3: F.conv_transpose3d}
+# the options both convolutions take, with MATLAB's defaults
+CONVOLUTION_OPTIONS = {"Stride": 1, "DilationFactor": 1, "WeightsFormat": None, "DataFormat": None}
 
 
 class _Layout(NamedTuple):
@@ -112,42 +114,53 @@ def _padding_value(caller: str, value: Any) -> float | str:
     return _validate.real(f"{caller}: PaddingValue", value)
 
 
-def _inputs(
-    caller: str, X: Any, weights: Any, DataFormat: Any, WeightsFormat: Any
-) -> tuple[
-    DLArray,
-    Callable[[DLArray], DLArray],
-    torch.Tensor,
-    tuple[int, ...],
-    _sliding.Window,
-    torch.Tensor,
-    torch.Size,
-]:
-    """What both convolutions read: the input, its restorer, the weights as ``groups × U × C ×
-    filter...``, the filter size, the window, and the input in torch's layout."""
-    X, restore = formatted_input(X, DataFormat, caller, needs="C")
-    data, fmt = _weights(caller, weights, WeightsFormat, X._fmt.count("S"))
+class _Convolution(NamedTuple):
+    """What both convolutions read: the input and its restorer, the weights as ``groups × U × C ×
+    filter...`` and their groups, the window and the input in torch's layout, and the geometry."""
+
+    X: DLArray
+    restore: Callable[[DLArray], DLArray]
+    arranged: torch.Tensor
+    groups: int
+    window: _sliding.Window
+    data: torch.Tensor
+    lead: torch.Size
+    slid: int  # how many dimensions the filters slide over
+    strides: tuple[int, ...]
+    dilation: tuple[int, ...]
+    reach: tuple[int, ...]  # the dilated filter size
+
+
+def _convolution(caller: str, X: Any, weights: Any, options: dict[str, Any]) -> _Convolution:
+    """The checked input, weights and geometry of ``dlconv`` or ``dltranspconv``."""
+    X, restore = formatted_input(X, options["DataFormat"], caller, needs="C")
+    weights, fmt = _weights(caller, weights, options["WeightsFormat"], X._fmt.count("S"))
     layout = _layout(fmt, caller)
     window = _sliding.window_plan(
         X._fmt, layout.spatial, layout.time, caller, f'the weights of format "{fmt}"'
     )
-    arranged, filter_size = _parts(data, layout)
-    torch_input, lead = _sliding.to_torch(X._data, window)
-    return X, restore, arranged, filter_size, window, torch_input, lead
+    arranged, filter_size = _parts(weights, layout)
+    data, lead = _sliding.to_torch(X._data, window)
+    # filters × channels per group for convolution; the transposed layout swaps them
+    transposed = caller == "dltranspconv"
+    groups, per_group = arranged.shape[0], arranged.shape[1 if transposed else 2]
+    channels = data.shape[1]
+    if channels != per_group * groups:
+        shown = "numFilters × numChannels" if transposed else "numChannels × numFilters"
+        raise DLFormatError(
+            f"{caller}: the input has {channels} channels; the weights take {per_group * groups} "
+            f"({per_group} per group × {groups} group(s): weights are filterSize × {shown} [× numGroups])"
+        )
+    count = len(window.slid)
+    strides = _sliding.sizes(caller, "Stride", options["Stride"], count)
+    dilation = _sliding.sizes(caller, "DilationFactor", options["DilationFactor"], count)
+    reach = tuple((size - 1) * rate + 1 for size, rate in zip(filter_size, dilation, strict=True))
+    return _Convolution(X, restore, arranged, groups, window, data, lead, count, strides, dilation, reach)
 
 
-@matlab_function
+@matlab_function(shared=CONVOLUTION_OPTIONS)
 def dlconv(
-    X: Any,
-    weights: Any,
-    bias: Any,
-    *,
-    Stride: Any = 1,
-    DilationFactor: Any = 1,
-    Padding: Any = 0,
-    PaddingValue: Any = 0,
-    WeightsFormat: str | None = None,
-    DataFormat: str | None = None,
+    X: Any, weights: Any, bias: Any, *, Padding: Any = 0, PaddingValue: Any = 0, **options: Any
 ) -> DLArray:
     """MATLAB's ``Y = dlconv(X, weights, bias)``: convolution over the ``S`` dimensions (or ``T``).
 
@@ -186,21 +199,9 @@ def dlconv(
         >>> dlf.dims(Y), tuple(Y.shape)
         ('SSCB', (14, 14, 8, 2))
     """
-    X, restore, arranged, filter_size, window, data, lead = _inputs(
-        "dlconv", X, weights, DataFormat, WeightsFormat
-    )
-    groups, filters, per_group = arranged.shape[:3]
-    count, strides, dilation, reach = _geometry(
-        "dlconv",
-        data,
-        groups,
-        per_group,
-        "numChannels × numFilters",
-        window,
-        Stride,
-        DilationFactor,
-        filter_size,
-    )
+    conv = _convolution("dlconv", X, weights, options)
+    data, count, reach, strides = conv.data, conv.slid, conv.reach, conv.strides
+    groups, filters, per_group = conv.arranged.shape[:3]
     words = ("same", "causal") if count == 1 else ("same",)
     padding = _sliding.edges(
         _sliding.padding_spec("dlconv", "Padding", Padding, count, words),
@@ -211,13 +212,15 @@ def dlconv(
     _sliding.check_fits("dlconv", tuple(data.shape[2:]), padding, reach)
     value = _padding_value("dlconv", PaddingValue)
     offsets = _bias("dlconv", bias, groups * filters)
-    dtype = working_dtype(data.dtype, arranged.dtype, offsets.dtype)
-    matrix = arranged.reshape(groups * filters, per_group, *filter_size).to(dtype)
+    dtype = working_dtype(data.dtype, conv.arranged.dtype, offsets.dtype)
+    matrix = conv.arranged.reshape(groups * filters, per_group, *conv.arranged.shape[3:]).to(dtype)
     equal = _sliding.symmetric(padding) if value == 0 else None
     if equal is None:
         data, equal = _sliding.pad(data.to(dtype), padding, value), (0,) * count
-    result = _CONVOLUTION[count](data.to(dtype), matrix, offsets.to(dtype), strides, equal, dilation, groups)
-    return restore(DLArray._wrap(_sliding.from_torch(result, window, lead), X._fmt))
+    result = _CONVOLUTION[count](
+        data.to(dtype), matrix, offsets.to(dtype), strides, equal, conv.dilation, groups
+    )
+    return conv.restore(DLArray._wrap(_sliding.from_torch(result, conv.window, conv.lead), conv.X._fmt))
 
 
 def _cropping(
@@ -242,18 +245,8 @@ def _cropping(
     return tuple(result)
 
 
-@matlab_function
-def dltranspconv(
-    X: Any,
-    weights: Any,
-    bias: Any,
-    *,
-    Stride: Any = 1,
-    DilationFactor: Any = 1,
-    Cropping: Any = 0,
-    WeightsFormat: str | None = None,
-    DataFormat: str | None = None,
-) -> DLArray:
+@matlab_function(shared=CONVOLUTION_OPTIONS)
+def dltranspconv(X: Any, weights: Any, bias: Any, *, Cropping: Any = 0, **options: Any) -> DLArray:
     """MATLAB's ``Y = dltranspconv(X, weights, bias)``: transposed convolution (upsampling), the
     adjoint of :func:`dlconv`'s weights.
 
@@ -280,21 +273,9 @@ def dltranspconv(
         >>> dlf.dims(Y), tuple(Y.shape)
         ('SSCB', (14, 14, 3, 2))
     """
-    X, restore, arranged, filter_size, window, data, lead = _inputs(
-        "dltranspconv", X, weights, DataFormat, WeightsFormat
-    )
-    groups, per_group, filters = arranged.shape[:3]
-    count, strides, dilation, reach = _geometry(
-        "dltranspconv",
-        data,
-        groups,
-        per_group,
-        "numFilters × numChannels",
-        window,
-        Stride,
-        DilationFactor,
-        filter_size,
-    )
+    conv = _convolution("dltranspconv", X, weights, options)
+    data, count, reach, strides = conv.data, conv.slid, conv.reach, conv.strides
+    groups, per_group, filters = conv.arranged.shape[:3]
     inputs = tuple(data.shape[2:])
     cropping = _cropping(
         _sliding.padding_spec("dltranspconv", "Cropping", Cropping, count, ("same",)), inputs, reach, strides
@@ -308,13 +289,15 @@ def dltranspconv(
             f"of size {_validate.matlab_size(full)}"
         )
     offsets = _bias("dltranspconv", bias, groups * filters)
-    dtype = working_dtype(data.dtype, arranged.dtype, offsets.dtype)
-    matrix = arranged.reshape(groups * per_group, filters, *filter_size).to(dtype)
+    dtype = working_dtype(data.dtype, conv.arranged.dtype, offsets.dtype)
+    matrix = conv.arranged.reshape(groups * per_group, filters, *conv.arranged.shape[3:]).to(dtype)
     # torch crops both edges alike, up to the filter's reach; the rest is sliced off
     both = tuple(
         min(before, after, extent - 1) for (before, after), extent in zip(cropping, reach, strict=True)
     )
-    result = _TRANSPOSED[count](data.to(dtype), matrix, offsets.to(dtype), strides, both, 0, groups, dilation)
+    result = _TRANSPOSED[count](
+        data.to(dtype), matrix, offsets.to(dtype), strides, both, 0, groups, conv.dilation
+    )
     index = (
         slice(None),
         slice(None),
@@ -323,29 +306,6 @@ def dltranspconv(
             for axis, ((before, after), kept) in enumerate(zip(cropping, both, strict=True))
         ),
     )
-    return restore(DLArray._wrap(_sliding.from_torch(result[index], window, lead), X._fmt))
-
-
-def _geometry(
-    caller: str,
-    data: torch.Tensor,
-    groups: int,
-    per_group: int,
-    layout: str,
-    window: Any,
-    Stride: Any,
-    DilationFactor: Any,
-    filter_size: tuple[int, ...],
-) -> tuple[int, tuple[int, ...], tuple[int, ...], tuple[int, ...]]:
-    """The channel check shared by both convolutions, and (dimensions, strides, dilations, reach)."""
-    channels = data.shape[1]
-    if channels != per_group * groups:
-        raise DLFormatError(
-            f"{caller}: the input has {channels} channels; the weights take {per_group * groups} "
-            f"({per_group} per group × {groups} group(s): weights are filterSize × {layout} [× numGroups])"
-        )
-    count = len(window.slid)
-    strides = _sliding.sizes(caller, "Stride", Stride, count)
-    dilation = _sliding.sizes(caller, "DilationFactor", DilationFactor, count)
-    reach = tuple((size - 1) * rate + 1 for size, rate in zip(filter_size, dilation, strict=True))
-    return count, strides, dilation, reach
+    return conv.restore(
+        DLArray._wrap(_sliding.from_torch(result[index], conv.window, conv.lead), conv.X._fmt)
+    )

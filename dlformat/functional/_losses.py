@@ -29,6 +29,14 @@ NORMALIZATIONS = ("batch-size", "all-elements", "mask-included", "none")
 REDUCTIONS = ("sum", "none")
 CLASSIFICATION_MODES = ("single-label", "multilabel")
 TARGET_CATEGORIES = ("exclusive", "independent")
+# the options every loss function but mse takes, with MATLAB's defaults
+LOSS_OPTIONS = {
+    "WeightsFormat": None,
+    "Mask": None,
+    "NormalizationFactor": "batch-size",
+    "Reduction": "sum",
+    "DataFormat": None,
+}
 
 
 def _size(shape: tuple[int, ...] | torch.Size) -> str:
@@ -175,47 +183,47 @@ def _mask(caller: str, Mask: Any, Y: DLArray) -> torch.Tensor | None:
     return data
 
 
-def _options(caller: str, NormalizationFactor: object, Reduction: object) -> tuple[str, str]:
-    normalization = _validate.choice(f"{caller} NormalizationFactor", NormalizationFactor, NORMALIZATIONS)
-    reduction = _validate.choice(f"{caller} Reduction", Reduction, REDUCTIONS)
-    return normalization, reduction
+class _LossInputs:
+    """One loss call's checked predictions, weights, mask and reduction options."""
 
+    def __init__(self, caller: str, Y: Any, weights: Any, options: dict[str, Any], needs: str = "") -> None:
+        self.caller = caller
+        self.normalization = _validate.choice(
+            f"{caller} NormalizationFactor", options["NormalizationFactor"], NORMALIZATIONS
+        )
+        self.reduction = _validate.choice(f"{caller} Reduction", options["Reduction"], REDUCTIONS)
+        self.X, self.restore = formatted_input(Y, options["DataFormat"], caller, needs=needs)
+        self.weights = _weights(caller, weights, options["WeightsFormat"], self.X)
+        self.mask = _mask(caller, options["Mask"], self.X)
 
-def _reduce(
-    caller: str,
-    values: torch.Tensor,
-    included: torch.Tensor | None,
-    fmt: str,
-    normalization: str,
-    reduction: str,
-    restore: Callable[[DLArray], DLArray],
-) -> DLArray:
-    """MATLAB's reduction of the loss values: as they are, or summed and normalized to a scalar.
+    def reduce(self, values: torch.Tensor, included: torch.Tensor | None) -> DLArray:
+        """MATLAB's reduction of the loss values: as they are, or summed and normalized to a scalar.
 
-    ``included`` (the mask, as booleans of the values' shape) is what ``"mask-included"`` counts.
-    """
-    if reduction == "none":
-        return restore(DLArray._wrap(values, fmt))
-    if normalization == "mask-included":
-        if included is None:
-            raise DLFormatError(f'{caller}: NormalizationFactor "mask-included" needs a Mask')
-        if "B" in fmt:
-            others = [index for index in range(values.ndim) if index != fmt.index("B")]
-            sums, counts = (
-                values.sum(others) if others else values,
-                included.sum(others) if others else included,
-            )
-        else:
-            sums, counts = values.sum(), included.sum()
-        # an observation with no included element adds nothing (instead of 0/0)
-        per_observation = torch.where(counts > 0, sums / counts.clamp_min(1), torch.zeros_like(sums))
-        return DLArray._wrap(per_observation.sum(), "")
-    total = values.sum()
-    if normalization == "batch-size":
-        total = total / (values.shape[fmt.index("B")] if "B" in fmt else 1)
-    elif normalization == "all-elements":
-        total = total / max(values.numel(), 1)
-    return DLArray._wrap(total, "")
+        ``included`` (the mask, as booleans of the values' shape) is what ``"mask-included"`` counts.
+        """
+        fmt = self.X._fmt
+        if self.reduction == "none":
+            return self.restore(DLArray._wrap(values, fmt))
+        if self.normalization == "mask-included":
+            if included is None:
+                raise DLFormatError(f'{self.caller}: NormalizationFactor "mask-included" needs a Mask')
+            if "B" in fmt:
+                others = [index for index in range(values.ndim) if index != fmt.index("B")]
+                sums, counts = (
+                    values.sum(others) if others else values,
+                    included.sum(others) if others else included,
+                )
+            else:
+                sums, counts = values.sum(), included.sum()
+            # an observation with no included element adds nothing (instead of 0/0)
+            per_observation = torch.where(counts > 0, sums / counts.clamp_min(1), torch.zeros_like(sums))
+            return DLArray._wrap(per_observation.sum(), "")
+        total = values.sum()
+        if self.normalization == "batch-size":
+            total = total / (values.shape[fmt.index("B")] if "B" in fmt else 1)
+        elif self.normalization == "all-elements":
+            total = total / max(values.numel(), 1)
+        return DLArray._wrap(total, "")
 
 
 def _included(mask: torch.Tensor | None, shape: tuple[int, ...] | torch.Size) -> torch.Tensor | None:
@@ -238,19 +246,15 @@ def _dtype(Y: torch.Tensor, *others: torch.Tensor | None) -> torch.dtype:
     return working_dtype(Y.dtype, *(other.dtype for other in others if other is not None))
 
 
-@matlab_function
+@matlab_function(shared=LOSS_OPTIONS)
 def crossentropy(
     Y: Any,
     targets: Any,
     weights: Any = None,
     *,
-    WeightsFormat: str | None = None,
-    Mask: Any = None,
     ClassificationMode: str | None = None,
     TargetCategories: str | None = None,
-    NormalizationFactor: str = "batch-size",
-    Reduction: str = "sum",
-    DataFormat: str | None = None,
+    **options: Any,
 ) -> DLArray:
     """MATLAB's ``loss = crossentropy(Y, targets)``: cross-entropy of probabilities and targets.
 
@@ -281,12 +285,10 @@ def crossentropy(
         >>> dlf.dims(loss), tuple(loss.shape)
         ('', ())
     """
-    caller = "crossentropy"
     mode = _mode(ClassificationMode, TargetCategories)
-    normalization, reduction = _options(caller, NormalizationFactor, Reduction)
-    X, restore = formatted_input(Y, DataFormat, caller, needs="C")
-    T = _targets(caller, targets, X)
-    w, m = _weights(caller, weights, WeightsFormat, X), _mask(caller, Mask, X)
+    loss = _LossInputs("crossentropy", Y, weights, options, needs="C")
+    X, w, m = loss.X, loss.weights, loss.mask
+    T = _targets(loss.caller, targets, X)
     dtype = _dtype(X._data, T, w)
     P, T = X._data.to(dtype), T.to(dtype)
     if mode == "exclusive":
@@ -296,7 +298,7 @@ def crossentropy(
     else:
         values = _apply(-(T * _log(P) + (1 - T) * _log(1 - P)), w, m)
         included = _included(m, X.shape)
-    return _reduce(caller, values, included, X._fmt, normalization, reduction, restore)
+    return loss.reduce(values, included)
 
 
 def _mode(ClassificationMode: object, TargetCategories: object) -> str:
@@ -323,18 +325,8 @@ def _mode(ClassificationMode: object, TargetCategories: object) -> str:
     return from_categories or from_mode or "exclusive"
 
 
-@matlab_function
-def indexcrossentropy(
-    Y: Any,
-    targets: Any,
-    weights: Any = None,
-    *,
-    WeightsFormat: str | None = None,
-    Mask: Any = None,
-    NormalizationFactor: str = "batch-size",
-    Reduction: str = "sum",
-    DataFormat: str | None = None,
-) -> DLArray:
+@matlab_function(shared=LOSS_OPTIONS)
+def indexcrossentropy(Y: Any, targets: Any, weights: Any = None, **options: Any) -> DLArray:
     """MATLAB's ``loss = indexcrossentropy(Y, targets)``: cross-entropy with class-index targets.
 
     ``targets`` are MATLAB's 1-based class indices (``k`` picks row ``k`` of ``C``), of ``Y``'s size
@@ -349,12 +341,10 @@ def indexcrossentropy(
         >>> bool(torch.isclose(dlf.extractdata(loss), dlf.extractdata(dlf.crossentropy(Y, onehot))))
         True
     """
-    caller = "indexcrossentropy"
-    normalization, reduction = _options(caller, NormalizationFactor, Reduction)
-    X, restore = formatted_input(Y, DataFormat, caller, needs="C")
+    loss = _LossInputs("indexcrossentropy", Y, weights, options, needs="C")
+    X, w, m, caller = loss.X, loss.weights, loss.mask, loss.caller
     channel, classes = X._fmt.index("C"), X.shape[X._fmt.index("C")]
     index = _class_indices(caller, _targets(caller, targets, X, indices=True), classes)
-    w, m = _weights(caller, weights, WeightsFormat, X), _mask(caller, Mask, X)
     shape = _without_channel(X._fmt, X.shape)
 
     def picked(data: torch.Tensor | None) -> torch.Tensor | None:
@@ -367,7 +357,7 @@ def indexcrossentropy(
     picked_mask = picked(m)
     values = _apply(-_log(X._data.to(dtype).gather(channel, index)), picked(w), picked_mask)
     included = None if picked_mask is None else (picked_mask != 0).expand(shape)
-    return _reduce(caller, values, included, X._fmt, normalization, reduction, restore)
+    return loss.reduce(values, included)
 
 
 def _class_indices(caller: str, data: torch.Tensor, classes: int) -> torch.Tensor:
@@ -393,35 +383,20 @@ def _elementwise_loss(
     Y: Any,
     targets: Any,
     weights: Any,
-    WeightsFormat: str | None,
-    Mask: Any,
-    NormalizationFactor: str,
-    Reduction: str,
-    DataFormat: str | None,
-    loss: Callable[[torch.Tensor], torch.Tensor],
+    options: dict[str, Any],
+    loss: Callable[..., torch.Tensor],
 ) -> DLArray:
     """``loss(Y − T)`` per element, weighted, masked and reduced as MATLAB's regression losses are."""
-    normalization, reduction = _options(caller, NormalizationFactor, Reduction)
-    X, restore = formatted_input(Y, DataFormat, caller)
+    inputs = _LossInputs(caller, Y, weights, options)
+    X, w, m = inputs.X, inputs.weights, inputs.mask
     T = _targets(caller, targets, X)
-    w, m = _weights(caller, weights, WeightsFormat, X), _mask(caller, Mask, X)
     dtype = _dtype(X._data, T, w)
     values = _apply(loss(X._data.to(dtype) - T.to(dtype)), w, m)
-    return _reduce(caller, values, _included(m, X.shape), X._fmt, normalization, reduction, restore)
+    return inputs.reduce(values, _included(m, X.shape))
 
 
-@matlab_function
-def l1loss(
-    Y: Any,
-    targets: Any,
-    weights: Any = None,
-    *,
-    WeightsFormat: str | None = None,
-    Mask: Any = None,
-    NormalizationFactor: str = "batch-size",
-    Reduction: str = "sum",
-    DataFormat: str | None = None,
-) -> DLArray:
+@matlab_function(shared=LOSS_OPTIONS)
+def l1loss(Y: Any, targets: Any, weights: Any = None, **options: Any) -> DLArray:
     """MATLAB's ``loss = l1loss(Y, targets)``: ``Σ w·|Y − T|`` over the elements, divided by the
     ``NormalizationFactor`` (default ``"batch-size"``: the mean absolute error per observation).
 
@@ -430,32 +405,11 @@ def l1loss(
         >>> float(dlf.extractdata(dlf.l1loss(Y, torch.zeros(2, 2))))  # (1 + 2 + 3 + 4) / 2 observations
         5.0
     """
-    return _elementwise_loss(
-        "l1loss",
-        Y,
-        targets,
-        weights,
-        WeightsFormat,
-        Mask,
-        NormalizationFactor,
-        Reduction,
-        DataFormat,
-        torch.abs,
-    )
+    return _elementwise_loss("l1loss", Y, targets, weights, options, torch.abs)
 
 
-@matlab_function
-def l2loss(
-    Y: Any,
-    targets: Any,
-    weights: Any = None,
-    *,
-    WeightsFormat: str | None = None,
-    Mask: Any = None,
-    NormalizationFactor: str = "batch-size",
-    Reduction: str = "sum",
-    DataFormat: str | None = None,
-) -> DLArray:
+@matlab_function(shared=LOSS_OPTIONS)
+def l2loss(Y: Any, targets: Any, weights: Any = None, **options: Any) -> DLArray:
     """MATLAB's ``loss = l2loss(Y, targets)``: ``Σ w·(Y − T)²`` over the elements, divided by the
     ``NormalizationFactor`` (default ``"batch-size"``). Not halved: :func:`mse` is the half one.
 
@@ -464,32 +418,12 @@ def l2loss(
         >>> float(dlf.extractdata(dlf.l2loss(Y, torch.zeros(2, 2))))  # (1 + 4 + 9 + 16) / 2
         15.0
     """
-    return _elementwise_loss(
-        "l2loss",
-        Y,
-        targets,
-        weights,
-        WeightsFormat,
-        Mask,
-        NormalizationFactor,
-        Reduction,
-        DataFormat,
-        torch.square,
-    )
+    return _elementwise_loss("l2loss", Y, targets, weights, options, torch.square)
 
 
-@matlab_function
+@matlab_function(shared=LOSS_OPTIONS)
 def huber(
-    Y: Any,
-    targets: Any,
-    weights: Any = None,
-    *,
-    TransitionPoint: float = 1.0,
-    WeightsFormat: str | None = None,
-    Mask: Any = None,
-    NormalizationFactor: str = "batch-size",
-    Reduction: str = "sum",
-    DataFormat: str | None = None,
+    Y: Any, targets: Any, weights: Any = None, *, TransitionPoint: float = 1.0, **options: Any
 ) -> DLArray:
     """MATLAB's ``loss = huber(Y, targets)``: ``½d²`` where ``|d| ≤ δ``, ``δ|d| − ½δ²`` beyond, for
     ``d = Y − T`` and ``δ = TransitionPoint`` (default 1); weighted, masked and normalized as
@@ -506,9 +440,7 @@ def huber(
         size = difference.abs()
         return torch.where(size <= delta, 0.5 * difference.square(), delta * size - 0.5 * delta**2)
 
-    return _elementwise_loss(
-        "huber", Y, targets, weights, WeightsFormat, Mask, NormalizationFactor, Reduction, DataFormat, loss
-    )
+    return _elementwise_loss("huber", Y, targets, weights, options, loss)
 
 
 @matlab_function

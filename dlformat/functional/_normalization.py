@@ -79,15 +79,41 @@ def _standardized(data: torch.Tensor, dims: tuple[int, ...], epsilon: float) -> 
     return (data - mean) * torch.rsqrt(variance + epsilon)
 
 
-@matlab_function
+# the options every normalization function takes, with MATLAB's defaults
+NORMALIZATION_OPTIONS = {"Epsilon": 1e-5, "DataFormat": None}
+
+
+class _Normalization:
+    """One normalization call's checked input, ``Epsilon``, per-channel offset and scale, and the
+    working dtype (MATLAB's: single wins over double)."""
+
+    def __init__(self, caller: str, X: Any, offset: Any, scaleFactor: Any, options: dict[str, Any]) -> None:
+        self.X, self.restore = formatted_input(X, options["DataFormat"], caller, needs="C")
+        self.epsilon = _validate.positive("Epsilon", options["Epsilon"])
+        self.channel = self.X._fmt.index("C")
+        self.channels = self.X.shape[self.channel]
+        self.shift = _per_channel(caller, "offset", offset, self.channels)
+        self.scale = _per_channel(caller, "scaleFactor", scaleFactor, self.channels)
+        self.dtype = working_dtype(self.X.dtype, self.shift.dtype, self.scale.dtype)
+
+    def working(self) -> torch.Tensor:
+        """The data in the precision the statistics are computed in."""
+        return self.X._data.to(_computing(self.dtype))
+
+    def result(self, normalized: torch.Tensor) -> DLArray:
+        """``normalized · scaleFactor + offset`` per channel, in the input's format (or unformatted)."""
+        scaled = _scale_shift(normalized, self.channel, self.scale, self.shift).to(self.dtype)
+        return self.restore(DLArray._wrap(scaled, self.X._fmt))
+
+
+@matlab_function(shared=NORMALIZATION_OPTIONS)
 def layernorm(
     X: Any,
     offset: Any,
     scaleFactor: Any,
     *,
-    Epsilon: float = 1e-5,
     OperationDimension: str = "auto",
-    DataFormat: str | None = None,
+    **options: Any,
 ) -> DLArray:
     """MATLAB's ``Y = layernorm(X, offset, scaleFactor)``.
 
@@ -111,17 +137,10 @@ def layernorm(
         >>> dlf.dims(Y)
         'CBT'
     """
-    X, restore = formatted_input(X, DataFormat, "layernorm", needs="C")
-    epsilon = _validate.positive("Epsilon", Epsilon)
+    norm = _Normalization("layernorm", X, offset, scaleFactor, options)
     operation = _validate.choice("OperationDimension", OperationDimension, OPERATION_DIMENSIONS)
-    data = X._data
-    channel = X._fmt.index("C")
-    channels = data.shape[channel]
-    shift = _per_channel("layernorm", "offset", offset, channels)
-    scale = _per_channel("layernorm", "scaleFactor", scaleFactor, channels)
-    dtype = working_dtype(data.dtype, shift.dtype, scale.dtype)
-    normalized = _standardized(data.to(_computing(dtype)), _reduced_dimensions(X._fmt, operation), epsilon)
-    return restore(DLArray._wrap(_scale_shift(normalized, channel, scale, shift).to(dtype), X._fmt))
+    dimensions = _reduced_dimensions(norm.X._fmt, operation)
+    return norm.result(_standardized(norm.working(), dimensions, norm.epsilon))
 
 
 @cached_plan()
@@ -144,7 +163,7 @@ def _statistic(values: torch.Tensor, like: Any, dtype: torch.dtype) -> DLArray:
     return DLArray._wrap(values.detach().reshape(shape).to(dtype), "")
 
 
-@matlab_function
+@matlab_function(shared=NORMALIZATION_OPTIONS)
 def batchnorm(
     X: Any,
     offset: Any,
@@ -152,11 +171,10 @@ def batchnorm(
     mu: Any = None,
     sigmaSq: Any = None,
     *,
-    Epsilon: float = 1e-5,
     MeanDecay: float = 0.1,
     VarianceDecay: float = 0.1,
-    DataFormat: str | None = None,
     ReturnStatistics: bool = False,
+    **options: Any,
 ) -> Any:
     """MATLAB's ``batchnorm``: normalize each channel over ``S``, ``B``, ``T`` and ``U``.
 
@@ -204,19 +222,14 @@ def batchnorm(
         >>> dlf.dims(Y), tuple(mu.shape)
         ('SSCB', (3,))
     """
-    X, restore = formatted_input(X, DataFormat, "batchnorm", needs="C")
-    epsilon = _validate.positive("Epsilon", Epsilon)
+    norm = _Normalization("batchnorm", X, offset, scaleFactor, options)
+    channel, channels = norm.channel, norm.channels
     mean_decay, variance_decay = _decay("MeanDecay", MeanDecay), _decay("VarianceDecay", VarianceDecay)
     if (mu is None) != (sigmaSq is None):
         raise DLFormatError(
             "batchnorm takes a mean and a variance (trained or running statistics) together, or neither; "
             f"got only the {'mean' if sigmaSq is None else 'variance'}"
         )
-    data = X._data
-    channel = X._fmt.index("C")
-    channels = data.shape[channel]
-    shift = _per_channel("batchnorm", "offset", offset, channels)
-    scale = _per_channel("batchnorm", "scaleFactor", scaleFactor, channels)
     given = (
         ()
         if mu is None
@@ -225,16 +238,15 @@ def batchnorm(
             _per_channel("batchnorm", "variance", sigmaSq, channels),
         )
     )
-    dtype = working_dtype(data.dtype, shift.dtype, scale.dtype, *(value.dtype for value in given))
-    working = data.to(_computing(dtype))
-    shape = [1] * data.ndim
+    dtype = norm.dtype = working_dtype(norm.dtype, *(value.dtype for value in given))
+    working = norm.working()
+    shape = [1] * working.ndim
     shape[channel] = -1
     if given and not ReturnStatistics:
         mean, variance = (value.to(working.dtype).view(shape) for value in given)
     else:
-        variance, mean = _moments(working, _all_but(X._fmt, "C"))
-    normalized = (working - mean) * torch.rsqrt(variance + epsilon)
-    Y = restore(DLArray._wrap(_scale_shift(normalized, channel, scale, shift).to(dtype), X._fmt))
+        variance, mean = _moments(working, _all_but(norm.X._fmt, "C"))
+    Y = norm.result((working - mean) * torch.rsqrt(variance + norm.epsilon))
     if not ReturnStatistics:
         return Y
     if not given:
@@ -252,16 +264,8 @@ def batchnorm(
 GROUPINGS = ("all-channels", "channel-wise")
 
 
-@matlab_function
-def groupnorm(
-    X: Any,
-    numGroups: Any,
-    offset: Any,
-    scaleFactor: Any,
-    *,
-    Epsilon: float = 1e-5,
-    DataFormat: str | None = None,
-) -> DLArray:
+@matlab_function(shared=NORMALIZATION_OPTIONS)
+def groupnorm(X: Any, numGroups: Any, offset: Any, scaleFactor: Any, **options: Any) -> DLArray:
     """MATLAB's ``Y = groupnorm(X, numGroups, offset, scaleFactor)``: normalize each group of
     channels of each observation.
 
@@ -281,11 +285,8 @@ def groupnorm(
         >>> tuple(F.groupnorm(X, 3, torch.zeros(6), torch.ones(6)).shape)
         (4, 4, 6, 2)
     """
-    X, restore = formatted_input(X, DataFormat, "groupnorm", needs="C")
-    epsilon = _validate.positive("Epsilon", Epsilon)
-    data = X._data
-    channel = X._fmt.index("C")
-    channels = data.shape[channel]
+    norm = _Normalization("groupnorm", X, offset, scaleFactor, options)
+    channel, channels = norm.channel, norm.channels
     if isinstance(numGroups, (str, bytes)):
         grouping = _validate.choice(
             "groupnorm: numGroups", numGroups, GROUPINGS, also=", or a positive integer"
@@ -297,25 +298,15 @@ def groupnorm(
             raise DLFormatError(
                 f"groupnorm: numGroups ({groups}) must divide the number of channels ({channels})"
             )
-    shift = _per_channel("groupnorm", "offset", offset, channels)
-    scale = _per_channel("groupnorm", "scaleFactor", scaleFactor, channels)
-    dtype = working_dtype(data.dtype, shift.dtype, scale.dtype)
-    grouped = data.to(_computing(dtype)).unflatten(channel, (groups, channels // groups))
+    grouped = norm.working().unflatten(channel, (groups, channels // groups))
     # "C" splits into a group label ("B": kept) and the channels within the group ("S": spanned)
-    split = X._fmt[:channel] + "BS" + X._fmt[channel + 1 :]
-    normalized = _standardized(grouped, _all_but(split, "B"), epsilon).flatten(channel, channel + 1)
-    return restore(DLArray._wrap(_scale_shift(normalized, channel, scale, shift).to(dtype), X._fmt))
+    split = norm.X._fmt[:channel] + "BS" + norm.X._fmt[channel + 1 :]
+    normalized = _standardized(grouped, _all_but(split, "B"), norm.epsilon).flatten(channel, channel + 1)
+    return norm.result(normalized)
 
 
-@matlab_function
-def instancenorm(
-    X: Any,
-    offset: Any,
-    scaleFactor: Any,
-    *,
-    Epsilon: float = 1e-5,
-    DataFormat: str | None = None,
-) -> DLArray:
+@matlab_function(shared=NORMALIZATION_OPTIONS)
+def instancenorm(X: Any, offset: Any, scaleFactor: Any, **options: Any) -> DLArray:
     """MATLAB's ``Y = instancenorm(X, offset, scaleFactor)``: normalize each channel of each
     observation over ``S``, ``T`` and ``U``, then ``· scaleFactor + offset`` per channel.
 
@@ -330,13 +321,5 @@ def instancenorm(
         >>> round(float(dlf.extractdata(Y)[:, :, 0, 0].mean()), 6) == 0
         True
     """
-    X, restore = formatted_input(X, DataFormat, "instancenorm", needs="C")
-    epsilon = _validate.positive("Epsilon", Epsilon)
-    data = X._data
-    channel = X._fmt.index("C")
-    channels = data.shape[channel]
-    shift = _per_channel("instancenorm", "offset", offset, channels)
-    scale = _per_channel("instancenorm", "scaleFactor", scaleFactor, channels)
-    dtype = working_dtype(data.dtype, shift.dtype, scale.dtype)
-    normalized = _standardized(data.to(_computing(dtype)), _all_but(X._fmt, "CB"), epsilon)
-    return restore(DLArray._wrap(_scale_shift(normalized, channel, scale, shift).to(dtype), X._fmt))
+    norm = _Normalization("instancenorm", X, offset, scaleFactor, options)
+    return norm.result(_standardized(norm.working(), _all_but(norm.X._fmt, "CB"), norm.epsilon))

@@ -48,8 +48,12 @@ def _pooled(fmt: str, pool_format: str | None, caller: str) -> _sliding.Window:
     )
 
 
+# the options both pooling functions take, with MATLAB's defaults
+POOLING_OPTIONS = {"Stride": 1, "Padding": 0, "PoolFormat": None, "DataFormat": None}
+
+
 def _read(
-    caller: str, X: Any, poolsize: Any, Stride: Any, Padding: Any, PoolFormat: Any, DataFormat: Any
+    caller: str, X: Any, poolsize: Any, options: dict[str, Any]
 ) -> tuple[
     DLArray,
     Callable[[DLArray], DLArray],
@@ -60,13 +64,14 @@ def _read(
 ]:
     """The input, its restorer, the window, the pool size (``None`` for ``"global"``), the strides
     and the padding of a pooling call."""
-    X, restore = formatted_input(X, DataFormat, caller)
+    X, restore = formatted_input(X, options["DataFormat"], caller)
     X = DLArray._wrap(floating_data(X._data, caller), X._fmt)
+    PoolFormat = options["PoolFormat"]
     pool_format = None if PoolFormat is None else _validate.text(f"{caller}: PoolFormat", PoolFormat)
     window = _pooled(X._fmt, pool_format, caller)
     count = len(window.slid)
-    strides = _sliding.sizes(caller, "Stride", Stride, count)
-    spec = _sliding.padding_spec(caller, "Padding", Padding, count, ("same",))
+    strides = _sliding.sizes(caller, "Stride", options["Stride"], count)
+    spec = _sliding.padding_spec(caller, "Padding", options["Padding"], count, ("same",))
     if isinstance(poolsize, (str, bytes)):
         _validate.choice(f"{caller}: poolsize", poolsize, ("global",), also=", or positive integers")
         if any(stride != 1 for stride in strides) or spec != ((0, 0),) * count:
@@ -87,16 +92,8 @@ def _read(
     return X, restore, window, size, strides, padding
 
 
-@matlab_function
-def maxpool(
-    X: Any,
-    poolsize: Any,
-    *,
-    Stride: Any = 1,
-    Padding: Any = 0,
-    PoolFormat: str | None = None,
-    DataFormat: str | None = None,
-) -> DLArray:
+@matlab_function(shared=POOLING_OPTIONS)
+def maxpool(X: Any, poolsize: Any, **options: Any) -> DLArray:
     """MATLAB's ``Y = maxpool(X, poolsize)`` and ``maxpool(X, "global")``: the maximum of each
     pooling region.
 
@@ -121,9 +118,7 @@ def maxpool(
         >>> tuple(F.maxpool(X, 2, Stride=2).shape), tuple(F.maxpool(X, "global").shape)
         ((3, 3, 3, 2), (1, 1, 3, 2))
     """
-    X, restore, window, size, strides, padding = _read(
-        "maxpool", X, poolsize, Stride, Padding, PoolFormat, DataFormat
-    )
+    X, restore, window, size, strides, padding = _read("maxpool", X, poolsize, options)
     if size is None:
         return restore(DLArray._wrap(X._data.amax(dim=window.slid, keepdim=True), X._fmt))
     data, lead = _sliding.to_torch(X._data, window)
@@ -134,17 +129,8 @@ def maxpool(
     return restore(DLArray._wrap(_sliding.from_torch(result, window, lead), X._fmt))
 
 
-@matlab_function
-def avgpool(
-    X: Any,
-    poolsize: Any,
-    *,
-    Stride: Any = 1,
-    Padding: Any = 0,
-    PaddingValue: Any = 0,
-    PoolFormat: str | None = None,
-    DataFormat: str | None = None,
-) -> DLArray:
+@matlab_function(shared=POOLING_OPTIONS)
+def avgpool(X: Any, poolsize: Any, *, PaddingValue: Any = 0, **options: Any) -> DLArray:
     """MATLAB's ``Y = avgpool(X, poolsize)`` and ``avgpool(X, "global")``: the mean of each pooling
     region.
 
@@ -161,9 +147,7 @@ def avgpool(
         >>> dlf.extractdata(F.avgpool(X, 2, Padding="same", PaddingValue="mean"))[:, :, 0, 0].tolist()[2]
         [1.0, 1.0, 1.0]
     """
-    X, restore, window, size, strides, padding = _read(
-        "avgpool", X, poolsize, Stride, Padding, PoolFormat, DataFormat
-    )
+    X, restore, window, size, strides, padding = _read("avgpool", X, poolsize, options)
     exclude = _padding_value(PaddingValue) == "mean"
     if size is None:
         return restore(DLArray._wrap(X._data.mean(dim=window.slid, keepdim=True), X._fmt))

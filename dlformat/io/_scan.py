@@ -70,6 +70,7 @@ _INTEGERS = frozenset({MI_INT8, MI_UINT8, MI_INT16, MI_UINT16, MI_INT32, MI_UINT
 _TEXT = frozenset({MI_INT8, MI_UINT8, MI_UINT16, MI_UTF8, MI_UTF16, MI_UTF32})
 _NAME = frozenset({MI_INT8, MI_UTF8})  # variable, field and class names (SciPy: read_int8_string)
 _FLAGS = frozenset({MI_UINT32})
+_OBJECT_DATA = _NUMBERS | _TEXT | {MI_MATRIX}  # what a saved object's state may be stored as
 _DIMS = frozenset({MI_INT32})
 
 CLASS_NAMES = {
@@ -586,22 +587,13 @@ class _Walker:
                 raise _HiddenObjectError(class_name)
             return Variable(name, class_name, (1, 1), True)
         s = self.stream
-        position = s.base + s.at
-        if end - position < 8:
-            raise DLFormatError(
-                f"{what} (object data) needs an 8-byte tag but only {end - position} bytes remain"
-            )
-        s.ensure(8)
-        kind, nbytes = self.pair.unpack_from(s.buf, s.at)
-        data_end = position + 8 + nbytes + (-nbytes % 8)
-        if kind >> 16 or data_end > end:
-            raise DLFormatError(
-                f"{what} (object data) declares {nbytes} bytes but only {end - position - 8} remain"
-            )
+        kind, nbytes, padded = self.tag(end, what, "object data", _OBJECT_DATA)
+        start = s.base + s.at + 8
         s.at += 8
         dims = None
-        if kind == MI_MATRIX and kind_raw == b"MCOS":
-            dims = self.object_dims(position + 8 + nbytes, f"{what} (object data)")
+        if kind == MI_MATRIX and kind_raw == b"MCOS" and padded >= 0:
+            dims = self.object_dims(start + nbytes, f"{what} (object data)")
+        data_end = start + max(padded, 0)
         s.skip(data_end - s.base - s.at)
         if depth == 0:
             path = name

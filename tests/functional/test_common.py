@@ -284,7 +284,7 @@ def test_name_value_pairs_reach_the_option():
     [
         (
             lambda: F.layernorm(X_CB, torch.zeros(3), torch.ones(3), Foo=1),
-            "layernorm has no option 'Foo'; the options are: (X, )?Epsilon, OperationDimension, DataFormat$",
+            "layernorm has no option 'Foo'; the options are: (X, )?Epsilon, DataFormat, OperationDimension$",
         ),
         (
             lambda: F.softmax(X_CB, Dim=1),
