@@ -6,7 +6,7 @@ errors to ``torch``.
 """
 
 from . import functional, layers, training
-from ._batching import collate
+from ._batching import collate, padsequences
 from ._dlarray import DLArray, dims, dlarray, extractdata, finddim, stripdims
 from ._errors import DLFormatError, LayerError
 from ._factors import getL2Factor, getLearnRateFactor, param_groups, setL2Factor, setLearnRateFactor
@@ -79,6 +79,7 @@ __all__ = [
     "l2loss",
     "minibatchqueue",
     "mse",
+    "padsequences",
     "param_groups",
     "predict",
     "recordMetrics",

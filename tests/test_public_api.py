@@ -22,7 +22,7 @@ PUBLIC = {
     "wordEmbeddingLayer",
     # MATLAB's losses and the custom training loop
     "crossentropy", "indexcrossentropy", "mse", "l1loss", "l2loss", "huber", "training", "dlfeval", "dlgradient",
-    "dlupdate", "adamupdate", "sgdmupdate", "rmspropupdate", "minibatchqueue", "MiniBatchQueue",
+    "dlupdate", "adamupdate", "sgdmupdate", "rmspropupdate", "minibatchqueue", "MiniBatchQueue", "padsequences",
     "trainingProgressMonitor", "TrainingProgressMonitor", "recordMetrics", "updateInfo", "groupSubPlot",
     # MATLAB's functions on dlarrays (issue 12, docs/dlarray_functions.md)
     "abs", "acos", "acosh", "all", "any", "asin", "asinh", "atan", "atan2", "atanh", "cast", "cat", "ceil",
