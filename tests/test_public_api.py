@@ -32,6 +32,7 @@ PUBLIC = {
     "pagemtimes", "permute", "plus", "power", "prod", "rand", "randn", "rdivide", "relu", "rem", "repmat",
     "reshape", "round", "sec", "sigmoid", "sign", "sin", "single", "sinh", "size", "sqrt", "squeeze", "sum", "tan",
     "tanh", "times", "transpose", "uminus", "underlyingType", "uplus", "vecnorm", "vertcat", "xor", "zeros",
+    "onehotencode", "onehotdecode", "scores2label",
 }  # fmt: skip
 
 
