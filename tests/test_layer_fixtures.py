@@ -156,3 +156,22 @@ def test_malformed_files_are_refused_with_the_place_named(tmp_path, document, me
 def test_a_missing_file_is_refused(tmp_path):
     with pytest.raises(DLFormatError, match=r"cannot read fixture file .*missing.json: No such file"):
         load_fixture(tmp_path / "missing.json")
+
+
+# an unsupported input format: the error names the layer, the format it got, and what it accepts
+@pytest.mark.parametrize(
+    ("layer", "fmt", "sizes", "message"),
+    [
+        (lambda: dlf.fullyConnectedLayer(3), "CU", (2, 3), r'FullyConnectedLayer cannot take format "CU".*formats such as "CB", "SCB"'),
+        (lambda: dlf.fullyConnectedLayer(3), "SB", (2, 3), r'FullyConnectedLayer needs a dlarray with a "C" dimension; got format "SB"; it takes formats such as "CB"'),
+        (lambda: dlf.softmaxLayer(), "BT", (2, 3), r'SoftmaxLayer needs .*"C".*got format "BT"; it takes formats such as "CB"'),
+        (lambda: dlf.layerNormalizationLayer(), "SB", (2, 3), r'LayerNormalizationLayer needs .*"C".*got format "SB"; it takes formats such as "CB"'),
+        (lambda: dlf.selfAttentionLayer(2, 4), "SSCB", (2, 3, 4, 2), r'SelfAttentionLayer: .*it takes formats such as "CBT", "CT", "SCB".*got "SSCB"'),
+        (lambda: dlf.positionEmbeddingLayer(4, 10), "SSCB", (2, 2, 4, 2), r'PositionEmbeddingLayer: .*"T" dimension, or else a single "S".*format "SSCB"'),
+        (lambda: dlf.sequenceInputLayer(3), "CB", (3, 2), r'SequenceInputLayer needs data of format "CBT"; got "CB"'),
+        (lambda: dlf.featureInputLayer(3), "CBT", (3, 2, 4), r'FeatureInputLayer needs data of format "CB"; got "CBT"'),
+    ],
+)
+def test_an_unsupported_format_names_the_layer_the_format_and_the_accepted_ones(layer, fmt, sizes, message):
+    with pytest.raises(DLFormatError, match=message):
+        layer()(dlf.dlarray(torch.ones(sizes), fmt))
