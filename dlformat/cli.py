@@ -1,4 +1,4 @@
-"""The ``dlformat`` command line: ``dlformat check [LAYER | FIXTURE.json]``, ``inspect``, ``plot``, ``--version``."""
+"""The ``dlformat`` command line: ``check [LAYER | FIXTURE.json]``, ``inspect``, ``plot``, ``--version``."""
 
 from __future__ import annotations
 

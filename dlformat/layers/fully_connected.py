@@ -74,7 +74,8 @@ class FullyConnectedLayer(Layer):
         if "U" in X._fmt:  # said here so the error names the layer, not the function it calls
             raise DLFormatError(
                 f'{self._caller()} cannot take format "{X._fmt}": "U" dimensions have no meaning it could '
-                f"flatten or keep; it takes a \"C\" dimension with any \"S\", \"B\", \"T\" (formats such as {ACCEPTED})"
+                'flatten or keep; it takes a "C" dimension with any "S", "B", "T" '
+                f"(formats such as {ACCEPTED})"
             )
         floating_data(X._data, self._caller())
         self._fit_input(X)
