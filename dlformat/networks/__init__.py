@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Sequence
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from .. import _validate
 from .._errors import DLFormatError
@@ -53,21 +53,19 @@ __all__ = [
 Graph = TypeVar("Graph", bound=LayerGraphBase)
 
 
+def _require(net: object, kind: type, function: str, what: str) -> None:
+    if not isinstance(net, kind):
+        raise DLFormatError(f"{function} needs {what} as its first argument; got {_validate.describe(net)}")
+
+
 def _network(net: object, function: str) -> DLNetwork:
-    if not isinstance(net, DLNetwork):
-        raise DLFormatError(
-            f"{function} needs a dlnetwork as its first argument; got {_validate.describe(net)}"
-        )
-    return net
+    _require(net, DLNetwork, function, "a dlnetwork")
+    return cast("DLNetwork", net)
 
 
 def _graph(net: Graph, function: str) -> Graph:
     """The editing functions take a dlnetwork or a layerGraph."""
-    if not isinstance(net, LayerGraphBase):
-        raise DLFormatError(
-            f"{function} needs a dlnetwork or a layerGraph as its first argument; "
-            f"got {_validate.describe(net)}"
-        )
+    _require(net, LayerGraphBase, function, "a dlnetwork or a layerGraph")
     return net
 
 
