@@ -4,6 +4,7 @@ predict and classify against NumPy."""
 from __future__ import annotations
 
 import builtins
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -213,3 +214,51 @@ def test_an_unconnected_output_layer_is_refused():
     lgraph.disconnectLayers("softmax", "classoutput")
     with pytest.raises(DLFormatError, match=r"output layer 'classoutput' is not connected to any layer"):
         dlf.assembleNetwork(lgraph)
+
+
+# -- automatic names --------------------------------------------------------------------------------
+def test_output_layers_take_matlabs_automatic_names():
+    lgraph = dlf.layerGraph(
+        [dlf.featureInputLayer(3), dlf.fullyConnectedLayer(2, InputSize=3), dlf.regressionLayer()]
+    )
+    lgraph.addLayers(dlf.classificationLayer())
+    lgraph.addLayers(dlf.pixelClassificationLayer())  # MATLAB gives it the classification prefix too
+    names = [layer.Name for layer in lgraph.Layers]
+    assert names == ["featureinput", "fc", "regressionoutput", "classoutput", "classoutput_1"]
+    two = dlf.layerGraph([dlf.featureInputLayer(3), dlf.classificationLayer()])
+    two.addLayers([dlf.reluLayer(), dlf.reluLayer()])
+    assert [layer.Name for layer in two.Layers][2:] == ["relu_1", "relu_2"]
+
+
+def prefix_table():
+    """docs/networks.md's table of automatic name prefixes: dlformat constructor -> prefix."""
+    text = (Path(__file__).parents[2] / "docs" / "networks.md").read_text(encoding="utf-8")
+    section = text[text.index("## Automatic name prefixes") :]
+    section = section[: section.index("\n## ", 1)]
+    rows = {}
+    for line in section.splitlines():
+        cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+        if len(cells) == 4 and cells[3].startswith("`") and cells[3].endswith("Layer`"):
+            rows[cells[3].strip("`")] = cells[1].split()[0].strip("`")
+    return rows
+
+
+def test_every_documented_prefix_is_the_layers_default_name():
+    rows = prefix_table()
+    assert len(rows) >= 10
+    assert {
+        "classificationLayer",
+        "pixelClassificationLayer",
+        "regressionLayer",
+        "fullyConnectedLayer",
+    } <= set(rows)
+    for constructor, prefix in rows.items():
+        assert type(_example(constructor)).default_name == prefix, constructor
+
+
+def _example(constructor):
+    needs = {
+        "fullyConnectedLayer": (2,), "selfAttentionLayer": (1, 2), "additionLayer": (2,),
+        "positionEmbeddingLayer": (2, 3), "sequenceInputLayer": (2,), "functionLayer": (lambda X: X,),
+    }  # fmt: skip
+    return getattr(dlf, constructor)(*needs.get(constructor, ()))
