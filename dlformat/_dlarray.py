@@ -740,13 +740,18 @@ def require_formatted(X: Any, caller: Callable[[], str]) -> DLArray:
     return X
 
 
-def require_dimensions(X: Any, labels: str, caller: Callable[[], str]) -> DLArray:
-    """``X`` itself, checked to be a dlarray with every label of ``labels``."""
+def require_dimensions(X: Any, labels: str, caller: Callable[[], str], accepted: str = "") -> DLArray:
+    """``X`` itself, checked to be a dlarray with every label of ``labels``.
+
+    ``accepted`` (e.g. ``'"CB", "SSCB", "CBT"'``) lists formats the caller takes, for the message:
+    the error names the caller, the format it got, and what it accepts, as MATLAB's layers do.
+    """
     if not isinstance(X, DLArray) or any(label not in X._fmt for label in labels):
         got = f'format "{X._fmt}"' if isinstance(X, DLArray) else f"a {type(X).__name__}"
         wanted = " and ".join(f'"{label}"' for label in labels)
         noun = f"a {wanted} dimension" if len(labels) == 1 else f"{wanted} dimensions"
-        raise DLFormatError(f"{caller()} needs a dlarray with {noun}; got {got}")
+        such = f"; it takes formats such as {accepted}" if accepted else ""
+        raise DLFormatError(f"{caller()} needs a dlarray with {noun}; got {got}{such}")
     return X
 
 

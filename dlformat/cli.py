@@ -1,20 +1,17 @@
-"""The ``dlformat`` command line: ``dlformat check [FIXTURE.json]`` and ``dlformat --version``."""
+"""The ``dlformat`` command line: ``check [LAYER | FIXTURE.json]``, ``inspect``, ``plot``, ``--version``."""
 
 from __future__ import annotations
 
 import argparse
 import inspect
 import math
-import secrets
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-import numpy as np
-
+from . import _layer_fixtures
 from ._display import text_table
 from ._errors import DLFormatError
-from ._format_table import check_row, load_format_table
 from ._validate import matlab_size
 from ._version import __version__
 
@@ -28,9 +25,10 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     check = _subcommand(commands, "check", _check)
     check.add_argument(
-        "fixture", nargs="?", help="a format table JSON file (default: the one shipped with dlformat)"
+        "layer",
+        nargs="?",
+        help="a MATLAB layer name (convolution2dLayer) or a fixture JSON file (default: every layer)",
     )
-    check.add_argument("--seed", type=int, help="seed for the random sizes (default: a fresh one, printed)")
     listing = _subcommand(commands, "inspect", _inspect)
     listing.add_argument("file", help="a .mat file")
     plot = _subcommand(commands, "plot", _plot)
@@ -58,21 +56,66 @@ def _subcommand(
 
 
 def _check(args: argparse.Namespace) -> int:
-    """Run every row of a supported-format table through positionEmbeddingLayer.
+    """Run every row of the per-layer format fixtures through dlformat's layers.
 
-    Each row runs with random sizes; the output format, shape and values are checked against
-    Weights. Exits 1 on any mismatch or an unreadable table.
+    Every row of every layer's format fixture (compat_fixtures/layers/<layer>.json: the "Layer
+    Input and Output Formats" tables of MATLAB's documentation) runs through dlformat's layer and
+    the output formats are compared. One line per row, a summary per layer; exits 1 on any
+    mismatch, a layer dlformat lacks, or an unreadable file.
     """
-    rows = load_format_table(args.fixture)
-    seed = secrets.randbits(32) if args.seed is None else args.seed
-    rng = np.random.default_rng(seed)
-    results = [check_row(row, rng) for row in rows]
-    lines = [(r.row.input, r.row.position, r.row.output, r.got, r.problem or "ok") for r in results]
-    _table(("input", "position", "expected", "got", "result"), lines)
-    failed = sum(not result.ok for result in results)
-    verdict = f"all {len(results)} rows ok" if not failed else f"{failed} of {len(results)} rows failed"
-    print(f"{verdict} (seed {seed})")
-    return 1 if failed else 0
+    paths = _fixture_paths(args.layer)
+    failed_layers, rows, failed_rows = [], 0, 0
+    for index, path in enumerate(paths):
+        try:
+            fixture = _layer_fixtures.load_fixture(path)
+        except DLFormatError as error:  # reported, and the other layers still run
+            print(f"dlformat check: {error}", file=sys.stderr)
+            failed_layers.append(path.stem)
+            continue
+        if index:
+            print()
+        results = _layer_fixtures.check_layer(fixture)
+        print(f"{fixture.layer} ({len(results)} rows, {path.name})")
+        lines = [
+            (
+                _layer_fixtures.FormatRow.shown(r.row.input),
+                _layer_fixtures.FormatRow.shown(r.row.output),
+                r.got,
+                r.row.table,
+                r.problem or "ok",
+            )
+            for r in results
+        ]
+        _table(("input", "expected", "got", "table", "result"), lines)
+        failed = sum(not result.ok for result in results)
+        rows, failed_rows = rows + len(results), failed_rows + failed
+        if failed:
+            failed_layers.append(fixture.layer)
+        print(
+            f"{fixture.layer}: "
+            + (f"{failed} of {len(results)} rows failed" if failed else f"all {len(results)} rows ok")
+        )
+    if args.layer is None:  # every layer: one verdict for all
+        print()
+        if failed_layers:
+            print(f"{failed_rows} of {rows} rows failed; layers failing: {', '.join(failed_layers)}")
+        else:
+            print(f"all {rows} rows of {len(paths)} layers ok")
+    return 1 if failed_layers else 0
+
+
+def _fixture_paths(spec: str | None) -> list[Path]:
+    """Every layer's file, one layer's (by MATLAB name), or a file given by its path."""
+    if spec is not None and (spec.endswith(".json") or Path(spec).exists()):
+        return [Path(spec)]
+    files = _layer_fixtures.fixture_files()
+    if spec is None:
+        return list(files.values())
+    if spec not in files:
+        raise DLFormatError(
+            f"no format fixture for layer {spec!r}; the layers with fixtures are: {', '.join(files)}"
+        )
+    return [files[spec]]
 
 
 def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> None:

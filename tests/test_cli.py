@@ -33,41 +33,73 @@ def documented_format_rows() -> dict[str, tuple[str, str]]:
 
 
 DOCUMENTED_ROWS = documented_format_rows()
+LAYER_FILES = sorted((path.stem for path in (ROOT / "compat_fixtures" / "layers").glob("*.json")), key=str.lower)
 
 
-def test_check_prints_one_ok_line_per_row_and_a_summary(capsys):
-    assert main(["check", "--seed", "5"]) == 0
+def test_check_of_one_layer_prints_one_ok_line_per_row_and_a_summary(capsys):
+    assert main(["check", "positionEmbeddingLayer"]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert lines[0].split() == ["input", "position", "expected", "got", "result"]
-    rows = lines[1:-1]
+    assert lines[0] == "positionEmbeddingLayer (20 rows, positionEmbeddingLayer.json)"
+    assert lines[1].split() == ["input", "expected", "got", "table", "result"]
+    rows = lines[2:-1]
     assert len(DOCUMENTED_ROWS) == 20
     assert [line.split()[0] for line in rows] == list(DOCUMENTED_ROWS)
     for line in rows:
-        fmt, position, expected, got, result = line.split()
-        assert (position, expected) == DOCUMENTED_ROWS[fmt] and got == expected and result == "ok"
-    assert lines[-1] == "all 20 rows ok (seed 5)"
+        fmt, expected, got, _, result = line.split()
+        assert expected == DOCUMENTED_ROWS[fmt][1] and got == expected and result == "ok"
+    assert lines[-1] == "positionEmbeddingLayer: all 20 rows ok"
 
 
-def test_check_exits_1_on_a_mismatch(tmp_path, capsys):
+def test_check_runs_every_layer_with_a_summary_each():
+    check = subprocess.run(
+        [sys.executable, "-m", "dlformat", "check"], capture_output=True, text=True, cwd=ROOT
+    )
+    assert check.returncode == 0, check.stdout + check.stderr
+    lines = check.stdout.splitlines()
+    summaries = [line for line in lines if re.fullmatch(r"\w+: all \d+ rows ok", line)]
+    assert [line.split(":")[0] for line in summaries] == LAYER_FILES
+    total = sum(int(line.split()[2]) for line in summaries)
+    assert lines[-1] == f"all {total} rows of {len(LAYER_FILES)} layers ok"
+
+
+def test_check_of_an_unknown_layer_lists_the_known_ones(capsys):
+    assert main(["check", "convolution9dLayer"]) == 1
+    captured = capsys.readouterr()
+    assert captured.err.strip() == (
+        "dlformat check: no format fixture for layer 'convolution9dLayer'; the layers with fixtures are: "
+        + ", ".join(LAYER_FILES)
+    )
+
+
+def test_check_exits_1_on_a_mismatch_or_a_missing_layer(tmp_path, capsys):
     table = tmp_path / "wrong.json"
     rows = [
-        {"input": "CBT", "position": "T", "output": "CBT", "table": "supported", "sizes": [2, 3, 4]},
-        {"input": "BT", "position": "T", "output": "BT", "table": "dlnetwork", "sizes": [2, 3]},
+        {"input": "CBT", "output": "CBT", "table": "supported", "sizes": [2, 3, 4]},
+        {"input": "SSCB", "output": "SSCB", "table": "dlnetwork", "sizes": [2, 3, 4, 5]},
     ]
-    table.write_text(json.dumps({"rows": rows}))
-    assert main(["check", str(table), "--seed", "1"]) == 1
+    source = "MathWorks documentation"
+    table.write_text(json.dumps({"layer": "fullyConnectedLayer", "source": source, "construct": {"args": [3]}, "rows": rows}))
+    assert main(["check", str(table)]) == 1
     out = capsys.readouterr().out.splitlines()
-    assert out[1].split()[-1] == "ok"
-    assert out[2].startswith("BT ") and out[2].endswith("output format CBT, expected BT")
-    assert out[-1] == "1 of 2 rows failed (seed 1)"
+    assert out[2].split()[-1] == "ok"
+    assert out[3].startswith("SSCB ") and out[3].endswith("output format CB, expected SSCB")
+    assert out[-1] == "fullyConnectedLayer: 1 of 2 rows failed"
+    table.write_text(json.dumps({"layer": "convolution9dLayer", "source": source, "construct": {}, "rows": rows}))
+    assert main(["check", str(table)]) == 1
+    out = capsys.readouterr().out.splitlines()
+    assert out[2].endswith("dlformat has no layer constructor 'convolution9dLayer' (not ported yet)")
+    assert out[-1] == "convolution9dLayer: 2 of 2 rows failed"
 
 
 def test_module_entry_point():
     check = subprocess.run(
-        [sys.executable, "-m", "dlformat", "check"], capture_output=True, text=True, cwd=ROOT
+        [sys.executable, "-m", "dlformat", "check", "positionEmbeddingLayer"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
     )
     assert check.returncode == 0, check.stderr
-    assert check.stdout.splitlines()[-1].startswith("all 20 rows ok (seed ")
+    assert check.stdout.splitlines()[-1] == "positionEmbeddingLayer: all 20 rows ok"
 
 
 def test_console_script():
@@ -211,8 +243,7 @@ BROKEN_MAT = b"MATLAB 5.0".ljust(124, b" ") + b"\x00\x01IM" + b"\x0e\x00\x00\x00
 @pytest.mark.parametrize(
     ("command", "content", "reason"),
     [
-        ("check", None, "cannot read format table"),
-        ("check", b"{broken", "format table .* is not valid JSON"),
+        ("check", b"{broken", "fixture file .* is not valid JSON"),
         ("inspect", None, "cannot read .*No such file"),
         ("inspect", b"not a mat file" * 20, "cannot read .*not a MAT-file"),
         ("inspect", BROKEN_MAT, "cannot read .*declares 2147483647 bytes"),

@@ -72,7 +72,7 @@ def test_the_page_has_its_groups_and_rows():
     assert set(sections()) == {
         "Formatted arrays: `dlarray`",
         "Layers",
-        "Networks: `dlnetwork`",
+        "Networks: `dlnetwork`, `layerGraph`",
         "Learn-rate and L2 factors",
         "Deep learning functions on `dlarray` (the functional core)",
         "Loss functions",
@@ -80,7 +80,7 @@ def test_the_page_has_its_groups_and_rows():
         "MATLAB functions on `dlarray`",
         OWN_SECTION,
     }
-    assert len(rows) == 5 + 15 + 10 + 4 + 16 + 6 + 12 + 86
+    assert len(rows) == 5 + 18 + 15 + 4 + 16 + 6 + 12 + 86
     for section, matlab, spellings in rows:
         assert matlab and spellings, f"{section}: a row without a MATLAB name or a dlformat spelling"
 

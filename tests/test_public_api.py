@@ -12,6 +12,10 @@ PUBLIC = {
     # networks: MATLAB's functions with MATLAB's spelling
     "DLNetwork", "dlnetwork", "addLayers", "connectLayers", "disconnectLayers", "removeLayers", "initialize",
     "forward", "predict", "analyzeNetwork", "replaceLayer", "LayerError",
+    # MATLAB's legacy networks and output layers (issue 13)
+    "LayerGraph", "layerGraph", "assembleNetwork", "SeriesNetwork", "DAGNetwork", "classify",
+    "ClassificationOutputLayer", "classificationLayer", "RegressionOutputLayer", "regressionLayer",
+    "PixelClassificationLayer", "pixelClassificationLayer",
     # custom layers and the functional core
     "Layer", "FunctionLayer", "functionLayer", "functional", "collate",
     # the layers of MATLAB's transformer examples, class and constructor each

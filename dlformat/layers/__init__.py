@@ -17,6 +17,14 @@ from .fully_connected import FullyConnectedLayer, fullyConnectedLayer
 from .function import FunctionLayer, functionLayer
 from .input import FeatureInputLayer, SequenceInputLayer, featureInputLayer, sequenceInputLayer
 from .normalization import LayerNormalizationLayer, layerNormalizationLayer
+from .output import (
+    ClassificationOutputLayer,
+    PixelClassificationLayer,
+    RegressionOutputLayer,
+    classificationLayer,
+    pixelClassificationLayer,
+    regressionLayer,
+)
 from .position_embedding import PositionEmbeddingLayer, positionEmbeddingLayer
 from .rotary import RotaryEmbedding
 from .sinusoidal import SinusoidalPositionEncodingLayer, sinusoidalPositionEncodingLayer
@@ -24,6 +32,7 @@ from .word_embedding import WordEmbeddingLayer, wordEmbeddingLayer
 
 __all__ = [
     "AdditionLayer",
+    "ClassificationOutputLayer",
     "DropoutLayer",
     "FeatureInputLayer",
     "FullyConnectedLayer",
@@ -31,8 +40,10 @@ __all__ = [
     "GELULayer",
     "Layer",
     "LayerNormalizationLayer",
+    "PixelClassificationLayer",
     "PositionEmbeddingLayer",
     "ReLULayer",
+    "RegressionOutputLayer",
     "RotaryEmbedding",
     "SelfAttentionLayer",
     "SequenceInputLayer",
@@ -40,13 +51,16 @@ __all__ = [
     "SoftmaxLayer",
     "WordEmbeddingLayer",
     "additionLayer",
+    "classificationLayer",
     "dropoutLayer",
     "featureInputLayer",
     "fullyConnectedLayer",
     "functionLayer",
     "geluLayer",
     "layerNormalizationLayer",
+    "pixelClassificationLayer",
     "positionEmbeddingLayer",
+    "regressionLayer",
     "reluLayer",
     "selfAttentionLayer",
     "sequenceInputLayer",

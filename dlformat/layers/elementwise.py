@@ -107,7 +107,7 @@ class SoftmaxLayer(Layer):
     default_name = "softmax"
 
     def predict(self, X: DLArray) -> DLArray:
-        X = require_dimensions(X, "C", self._caller)
+        X = require_dimensions(X, "C", self._caller, '"CB", "SSCB", "CBT", "CT"')
         return functional.softmax(DLArray._wrap(floating_data(X._data, self._caller()), X._fmt))
 
 

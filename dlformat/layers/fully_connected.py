@@ -6,11 +6,14 @@ from typing import Any
 
 from .. import _validate
 from .._dlarray import DLArray, require_dimensions
+from .._errors import DLFormatError
 from ..functional import fullyconnect
 from ..functional._common import floating_data
 from ..functional._dense import flattened_size
 from ._base import Layer, matlab_constructor
 from ._properties import Learnable, Property, factor_properties, initializer_property
+
+ACCEPTED = '"CB", "SCB", "SSCB", "SSSCB", "CBT", "SCBT"'
 
 __all__ = ["FullyConnectedLayer", "fullyConnectedLayer"]
 
@@ -67,7 +70,13 @@ class FullyConnectedLayer(Layer):
         return flattened_size(X._fmt, tuple(X.shape))
 
     def predict(self, X: DLArray) -> DLArray:
-        X = require_dimensions(X, "C", self._caller)
+        X = require_dimensions(X, "C", self._caller, ACCEPTED)
+        if "U" in X._fmt:  # said here so the error names the layer, not the function it calls
+            raise DLFormatError(
+                f'{self._caller()} cannot take format "{X._fmt}": "U" dimensions have no meaning it could '
+                'flatten or keep; it takes a "C" dimension with any "S", "B", "T" '
+                f"(formats such as {ACCEPTED})"
+            )
         floating_data(X._data, self._caller())
         self._fit_input(X)
         return fullyconnect(X, self.Weights, self.Bias)

@@ -65,7 +65,7 @@ class LayerNormalizationLayer(Layer):
         return X.shape[X._fmt.index("C")]
 
     def predict(self, X: DLArray) -> DLArray:
-        X = require_dimensions(X, "C", self._caller)
+        X = require_dimensions(X, "C", self._caller, '"CB", "SCB", "SSCB", "CBT", "CT"')
         floating_data(X._data, self._caller())
         self._fit_input(X)
         return layernorm(

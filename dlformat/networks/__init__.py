@@ -1,51 +1,83 @@
-"""Networks: MATLAB's ``dlnetwork``, the functions that build and run it, and ``analyzeNetwork``.
+"""Networks: MATLAB's ``dlnetwork``, the functions that build and run it, and ``analyzeNetwork``;
+MATLAB's legacy ``layerGraph``, ``assembleNetwork``, ``SeriesNetwork`` and ``DAGNetwork``.
 
-``_graph`` holds the network and its editing, ``_schedule`` the topological order it runs in,
-``_analysis`` MATLAB's ``analyzeNetwork``. The functions here are MATLAB's free-function
-forms; each network also has them as methods (``net.addLayers(...)``).
+``_graph`` holds the graph, its editing and the network, ``_schedule`` the topological order it
+runs in, ``_analysis`` MATLAB's ``analyzeNetwork``, ``_legacy`` the legacy containers. The
+functions here are MATLAB's free-function forms; each graph also has them as methods
+(``net.addLayers(...)``).
 """
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, TypeVar, cast
 
 from .. import _validate
 from .._errors import DLFormatError
 from ..layers import Layer
 from ._analysis import NetworkAnalysis, analyzeNetwork
-from ._graph import DLNetwork, LayerArray
+from ._graph import DLNetwork, LayerArray, LayerGraphBase, refuse_output_layers
+from ._legacy import (
+    DAGNetwork,
+    LayerGraph,
+    LegacyNetwork,
+    SeriesNetwork,
+    assembleNetwork,
+    classify,
+    layerGraph,
+)
 
 __all__ = [
+    "DAGNetwork",
     "DLNetwork",
     "LayerArray",
+    "LayerGraph",
     "NetworkAnalysis",
+    "SeriesNetwork",
     "addLayers",
     "analyzeNetwork",
+    "assembleNetwork",
+    "classify",
     "connectLayers",
     "disconnectLayers",
     "dlnetwork",
     "forward",
     "initialize",
+    "layerGraph",
     "predict",
     "removeLayers",
     "replaceLayer",
 ]
 
+Graph = TypeVar("Graph", bound=LayerGraphBase)
+
+
+def _require(net: object, kind: type, function: str, what: str) -> None:
+    if not isinstance(net, kind):
+        raise DLFormatError(f"{function} needs {what} as its first argument; got {_validate.describe(net)}")
+
 
 def _network(net: object, function: str) -> DLNetwork:
-    if not isinstance(net, DLNetwork):
-        raise DLFormatError(
-            f"{function} needs a dlnetwork as its first argument; got {_validate.describe(net)}"
-        )
+    _require(net, DLNetwork, function, "a dlnetwork")
+    return cast("DLNetwork", net)
+
+
+def _graph(net: Graph, function: str) -> Graph:
+    """The editing functions take a dlnetwork or a layerGraph."""
+    _require(net, LayerGraphBase, function, "a dlnetwork or a layerGraph")
     return net
 
 
-def dlnetwork(layers: Layer | Sequence[Layer] | None = None, *, Initialize: bool = True) -> DLNetwork:
-    """MATLAB's ``dlnetwork``: an empty network, or ``layers`` connected in sequence.
+def dlnetwork(
+    layers: Layer | Sequence[Layer] | LayerGraph | None = None, *, Initialize: bool = True
+) -> DLNetwork:
+    """MATLAB's ``dlnetwork``: an empty network, ``layers`` connected in sequence, or a ``layerGraph``.
 
     With ``Initialize=True`` (default) the network is initialized when every input comes from
-    an input layer, as MATLAB does.
+    an input layer, as MATLAB does. Output layers (``classificationLayer``, ...) are refused
+    with MATLAB's error: remove them and compute the loss outside the network. A layerGraph's
+    layers are copied (MATLAB's layers are values), its connections kept.
 
     Examples:
         >>> net = dlf.dlnetwork([dlf.featureInputLayer(3), dlf.fullyConnectedLayer(2)])
@@ -53,39 +85,45 @@ def dlnetwork(layers: Layer | Sequence[Layer] | None = None, *, Initialize: bool
         (('featureinput',), ('fc',))
     """
     net = DLNetwork()
-    if layers is not None:
+    if isinstance(layers, LayerGraphBase):
+        refuse_output_layers(list(layers.layers), list(layers._by_name.values()))
+        for name, layer in layers._by_name.items():
+            net.layers[name] = copy.deepcopy(layer)
+        net._links = dict(layers._links)
+    elif layers is not None:
         net.addLayers(layers)
+    if layers is not None:
         inputs = net._inputs()
         if Initialize and inputs and all(port[1] == "" for port in inputs):
             net.initialize()
     return net
 
 
-def addLayers(net: DLNetwork, layers: Layer | Sequence[Layer]) -> DLNetwork:
+def addLayers(net: Graph, layers: Layer | Sequence[Layer]) -> Graph:
     """MATLAB's ``net = addLayers(net, layers)``; see :meth:`DLNetwork.addLayers`. Returns ``net``."""
-    return _network(net, "addLayers").addLayers(layers)
+    return _graph(net, "addLayers").addLayers(layers)
 
 
-def connectLayers(net: DLNetwork, source: str, destination: str) -> DLNetwork:
+def connectLayers(net: Graph, source: str, destination: str) -> Graph:
     """MATLAB's ``net = connectLayers(net, "src", "dst/in2")``; see :meth:`DLNetwork.connectLayers`."""
-    return _network(net, "connectLayers").connectLayers(source, destination)
+    return _graph(net, "connectLayers").connectLayers(source, destination)
 
 
-def disconnectLayers(net: DLNetwork, source: str, destination: str) -> DLNetwork:
+def disconnectLayers(net: Graph, source: str, destination: str) -> Graph:
     """MATLAB's ``net = disconnectLayers(net, "src", "dst")``."""
-    return _network(net, "disconnectLayers").disconnectLayers(source, destination)
+    return _graph(net, "disconnectLayers").disconnectLayers(source, destination)
 
 
-def removeLayers(net: DLNetwork, names: str | Sequence[str]) -> DLNetwork:
+def removeLayers(net: Graph, names: str | Sequence[str]) -> Graph:
     """MATLAB's ``net = removeLayers(net, names)``."""
-    return _network(net, "removeLayers").removeLayers(names)
+    return _graph(net, "removeLayers").removeLayers(names)
 
 
 def replaceLayer(
-    net: DLNetwork, layerName: str, larray: Layer | Sequence[Layer], *, ReconnectBy: str = "name"
-) -> DLNetwork:
+    net: Graph, layerName: str, larray: Layer | Sequence[Layer], *, ReconnectBy: str = "name"
+) -> Graph:
     """MATLAB's ``net = replaceLayer(net, layerName, larray)``; see :meth:`DLNetwork.replaceLayer`."""
-    return _network(net, "replaceLayer").replaceLayer(layerName, larray, ReconnectBy=ReconnectBy)
+    return _graph(net, "replaceLayer").replaceLayer(layerName, larray, ReconnectBy=ReconnectBy)
 
 
 def initialize(net: DLNetwork, *X: Any) -> DLNetwork:
@@ -102,9 +140,17 @@ def forward(net: DLNetwork, *X: Any, Outputs: Sequence[str] | str | None = None)
     return _network(net, "forward")(*X, Outputs=Outputs, training=True)
 
 
-def predict(net: DLNetwork, *X: Any, Outputs: Sequence[str] | str | None = None) -> Any:
+def predict(net: DLNetwork | LegacyNetwork, *X: Any, Outputs: Sequence[str] | str | None = None) -> Any:
     """MATLAB's ``predict``: run ``net`` with inference behaviour (dropout off), this call only.
 
-    Gradients are still recorded when enabled, as MATLAB's ``predict`` inside ``dlfeval``.
+    Gradients are still recorded when enabled, as MATLAB's ``predict`` inside ``dlfeval``. For a
+    ``SeriesNetwork`` or ``DAGNetwork`` (``assembleNetwork``), what reaches its output layers.
     """
+    if isinstance(net, LegacyNetwork):
+        if Outputs is not None:
+            raise DLFormatError(
+                "predict: Outputs is for dlnetwork objects; a SeriesNetwork or DAGNetwork "
+                "returns what reaches each output layer"
+            )
+        return net.predict(*X)
     return _network(net, "predict")(*X, Outputs=Outputs, training=False)

@@ -11,7 +11,7 @@ import itertools
 import warnings
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from typing import Any, cast
+from typing import Any, TypeVar, cast
 
 import torch
 from torch import nn
@@ -24,7 +24,9 @@ from ..layers import Layer
 from . import _schedule
 from ._schedule import Port
 
-__all__ = ["DLNetwork", "LayerArray"]
+__all__ = ["DLNetwork", "LayerArray", "LayerGraphBase", "refuse_output_layers"]
+
+Graph = TypeVar("Graph", bound="LayerGraphBase")  # an edit returns the graph it was called on
 
 
 class LayerArray(tuple[Layer, ...]):
@@ -61,29 +63,13 @@ class LayerArray(tuple[Layer, ...]):
         return "\n".join(lines)
 
 
-class DLNetwork(nn.Module):
-    """MATLAB's ``dlnetwork``: a graph of named dlformat layers, an ``nn.Module``.
+class LayerGraphBase(nn.Module):
+    """Named layers joined by named connections, and MATLAB's functions that edit them.
 
-    Build it with :func:`dlformat.dlnetwork`, ``addLayers`` and ``connectLayers`` (as free
-    functions or methods); run it with :func:`dlformat.forward` (training behaviour),
-    :func:`dlformat.predict` (inference behaviour), or by calling it (the module's
-    ``train``/``eval`` mode decides, or ``training=True/False`` for that call).
-
-    Attributes:
-        Layers: a :class:`LayerArray`, in the order the layers were added.
-        Connections: a :class:`~dlformat._display.Table` with columns ``Source`` and ``Destination``.
-        InputNames: input layers, and unconnected inputs of other layers (``"add/in2"``).
-        OutputNames: layers (or ``"layer/port"``) whose output feeds nothing.
-        Learnables: a table with columns ``Layer``, ``Parameter``, ``Value``.
-        Initialized: whether every layer has its learnables.
-
-    ``state_dict`` keys are ``layers.<Name>.<Parameter>``, e.g. ``layers.posemb.Weights``.
-
-    Examples:
-        >>> net = dlf.dlnetwork([dlf.sequenceInputLayer(3, Name="in"), dlf.fullyConnectedLayer(2, Name="fc")])
-        >>> Y = net.predict(dlf.dlarray(torch.randn(3, 4, 10), "CBT"))
-        >>> dlf.dims(Y), tuple(Y.shape), list(net.state_dict())
-        ('CBT', (2, 4, 10), ['layers.fc.Weights', 'layers.fc.Bias'])
+    The graph that :class:`DLNetwork` runs and MATLAB's legacy ``layerGraph``
+    (:class:`dlformat.networks.LayerGraph`) shares: ``Layers``, ``Connections``, ``InputNames``,
+    ``OutputNames`` and ``addLayers``, ``connectLayers``, ``disconnectLayers``, ``removeLayers``,
+    ``replaceLayer``. Each edit checks first and changes nothing on error.
     """
 
     def __init__(self) -> None:
@@ -116,27 +102,14 @@ class DLNetwork(nn.Module):
 
     @property
     def OutputNames(self) -> tuple[str, ...]:
+        """Every layer output that feeds nothing, and every output layer (which has no outputs)."""
         used = set(self._links.values())
-        return tuple(
-            self._port_name((name, port), "out")
-            for name, layer in self._by_name.items()
-            for port in layer.OutputNames
-            if (name, port) not in used
-        )
-
-    @property
-    def Learnables(self) -> Table:
-        rows = [
-            (name, parameter, getattr(layer, parameter))
-            for name, layer in self._by_name.items()
-            for parameter in layer.learnables
-            if getattr(layer, parameter) is not None
-        ]
-        return Table(("Layer", "Parameter", "Value"), rows)
-
-    @property
-    def Initialized(self) -> bool:
-        return all(layer.Initialized for layer in self._by_name.values())
+        names: list[str] = []
+        for name, layer in self._by_name.items():
+            if not layer.NumOutputs and layer.NumInputs:
+                names.append(name)
+            names += [self._port_name((name, p), "out") for p in layer.OutputNames if (name, p) not in used]
+        return tuple(names)
 
     # -- graph bookkeeping -----------------------------------------------------------------
     def _port_name(self, port: Port, side: str) -> str:
@@ -186,16 +159,11 @@ class DLNetwork(nn.Module):
     def _changed(self) -> None:
         self._schedule = None
 
-    def _compiled_schedule(self) -> _schedule.Schedule:
-        if self._schedule is None:
-            outputs = tuple(self._resolve(name, "out") for name in self.OutputNames)
-            self._schedule = _schedule.build(
-                self._by_name, self._links, self._inputs(), self._port_name, self.InputNames, outputs
-            )
-        return self._schedule
-
     # -- editing (MATLAB's functions, as methods) -----------------------------------------------
-    def addLayers(self, layers: Layer | Sequence[Layer]) -> DLNetwork:
+    def _admit(self, names: Sequence[str], items: Sequence[Layer]) -> None:
+        """A hook: refuse layers this kind of graph cannot hold (``DLNetwork``: output layers)."""
+
+    def addLayers(self: Graph, layers: Layer | Sequence[Layer]) -> Graph:
         """Add layers; a list is connected in sequence (each output to the next's first input).
 
         Unnamed layers get MATLAB's automatic names from their type (``fc``; ``fc_1``, ``fc_2``
@@ -205,6 +173,7 @@ class DLNetwork(nn.Module):
         """
         items = _as_layers(layers)
         names = _unique_names(items, set(self.layers))
+        self._admit(names, items)
         for index, (name, layer) in enumerate(zip(names, items, strict=True)):
             _check_name(name)
             if index and layer.NumInputs == 0:
@@ -227,7 +196,7 @@ class DLNetwork(nn.Module):
         self._changed()
         return self
 
-    def connectLayers(self, source: str, destination: str) -> DLNetwork:
+    def connectLayers(self: Graph, source: str, destination: str) -> Graph:
         """Connect ``source`` (``"name"``, ``"name/out"``) to ``destination`` (``"name"``, ``"add/in2"``)."""
         destination_port = self._resolve(destination, "in")
         source_port = self._resolve(source, "out")
@@ -245,7 +214,7 @@ class DLNetwork(nn.Module):
         self._changed()
         return self
 
-    def disconnectLayers(self, source: str, destination: str) -> DLNetwork:
+    def disconnectLayers(self: Graph, source: str, destination: str) -> Graph:
         """Remove the connection from ``source`` to ``destination``."""
         destination_port, source_port = self._resolve(destination, "in"), self._resolve(source, "out")
         if self._links.get(destination_port) != source_port:
@@ -254,7 +223,7 @@ class DLNetwork(nn.Module):
         self._changed()
         return self
 
-    def removeLayers(self, names: str | Sequence[str]) -> DLNetwork:
+    def removeLayers(self: Graph, names: str | Sequence[str]) -> Graph:
         """Remove layers and every connection to or from them."""
         names = [names] if isinstance(names, str) else list(names)
         for name in names:
@@ -270,8 +239,8 @@ class DLNetwork(nn.Module):
         return self
 
     def replaceLayer(
-        self, layerName: str, larray: Layer | Sequence[Layer], *, ReconnectBy: str = "name"
-    ) -> DLNetwork:
+        self: Graph, layerName: str, larray: Layer | Sequence[Layer], *, ReconnectBy: str = "name"
+    ) -> Graph:
         """MATLAB's ``replaceLayer``: put ``larray`` (connected in sequence) where layer ``layerName`` was.
 
         The old layer's inputs feed the first new layer and its outputs come from the last;
@@ -280,6 +249,7 @@ class DLNetwork(nn.Module):
         old = self._layer(layerName)
         mode = _validate.choice("ReconnectBy", ReconnectBy, ("name", "order"))
         items = _as_layers(larray)
+        self._admit([layer.Name or layer.default_name for layer in items], items)
         first, last = items[0], items[-1]
 
         def port_map(old_ports: tuple[str, ...], new_ports: tuple[str, ...], side: str) -> dict[str, str]:
@@ -308,7 +278,7 @@ class DLNetwork(nn.Module):
         }
         outgoing = {dest: src[1] for dest, src in self._links.items() if src[0] == layerName}
         position = list(self.layers).index(layerName)
-        trial = DLNetwork()
+        trial = LayerGraphBase()
         for name, layer in self._by_name.items():
             if name != layerName:
                 trial.layers[name] = layer
@@ -335,6 +305,59 @@ class DLNetwork(nn.Module):
         )
         self._changed()
         return self
+
+
+class DLNetwork(LayerGraphBase):
+    """MATLAB's ``dlnetwork``: a graph of named dlformat layers, an ``nn.Module``.
+
+    Build it with :func:`dlformat.dlnetwork`, ``addLayers`` and ``connectLayers`` (as free
+    functions or methods); run it with :func:`dlformat.forward` (training behaviour),
+    :func:`dlformat.predict` (inference behaviour), or by calling it (the module's
+    ``train``/``eval`` mode decides, or ``training=True/False`` for that call). Output layers
+    (``classificationLayer``, ...) are refused, as MATLAB refuses them: the loss is computed
+    outside the network.
+
+    Attributes:
+        Layers: a :class:`LayerArray`, in the order the layers were added.
+        Connections: a :class:`~dlformat._display.Table` with columns ``Source`` and ``Destination``.
+        InputNames: input layers, and unconnected inputs of other layers (``"add/in2"``).
+        OutputNames: layers (or ``"layer/port"``) whose output feeds nothing.
+        Learnables: a table with columns ``Layer``, ``Parameter``, ``Value``.
+        Initialized: whether every layer has its learnables.
+
+    ``state_dict`` keys are ``layers.<Name>.<Parameter>``, e.g. ``layers.posemb.Weights``.
+
+    Examples:
+        >>> net = dlf.dlnetwork([dlf.sequenceInputLayer(3, Name="in"), dlf.fullyConnectedLayer(2, Name="fc")])
+        >>> Y = net.predict(dlf.dlarray(torch.randn(3, 4, 10), "CBT"))
+        >>> dlf.dims(Y), tuple(Y.shape), list(net.state_dict())
+        ('CBT', (2, 4, 10), ['layers.fc.Weights', 'layers.fc.Bias'])
+    """
+
+    @property
+    def Learnables(self) -> Table:
+        rows = [
+            (name, parameter, getattr(layer, parameter))
+            for name, layer in self._by_name.items()
+            for parameter in layer.learnables
+            if getattr(layer, parameter) is not None
+        ]
+        return Table(("Layer", "Parameter", "Value"), rows)
+
+    @property
+    def Initialized(self) -> bool:
+        return all(layer.Initialized for layer in self._by_name.values())
+
+    def _compiled_schedule(self) -> _schedule.Schedule:
+        if self._schedule is None:
+            outputs = tuple(self._resolve(name, "out") for name in self.OutputNames)
+            self._schedule = _schedule.build(
+                self._by_name, self._links, self._inputs(), self._port_name, self.InputNames, outputs
+            )
+        return self._schedule
+
+    def _admit(self, names: Sequence[str], items: Sequence[Layer]) -> None:
+        refuse_output_layers(names, items)
 
     def initialize(self, *X: Any) -> DLNetwork:
         """MATLAB's ``initialize``: create every learnable whose size follows the data.
@@ -445,6 +468,19 @@ class DLNetwork(nn.Module):
         lines += ["  " + line for line in text_table(("#", "Name", "Type", "Learnables", "Count"), rows)]
         lines.append(f"  Total learnables: {total:,}")
         return "\n".join(lines)
+
+
+def refuse_output_layers(names: Sequence[str], items: Sequence[Layer]) -> None:
+    """A dlnetwork holds no output layers: MATLAB refuses them, and the loss goes elsewhere."""
+    for name, layer in zip(names, items, strict=True):
+        if not layer.NumOutputs and layer.NumInputs:
+            raise DLFormatError(
+                f"Layer '{name}': Detected output layer. The network must not have output layers "
+                f"({type(layer).__name__}; a dlnetwork computes no loss). Remove it "
+                f'(removeLayers(lgraph, "{name}"), or leave it out of the layer array) and compute the '
+                "loss outside the network: trainnet's loss, or crossentropy / mse in a custom training "
+                "loop. dlf.assembleNetwork keeps output layers"
+            )
 
 
 def _refuse_uninitialized(net: DLNetwork, action: str) -> None:

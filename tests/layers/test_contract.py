@@ -15,6 +15,7 @@ import torch
 import dlformat as dlf
 from dlformat.io import load_learnables, save_learnables
 from dlformat.layers import Layer
+from dlformat.layers.output import OutputLayer
 
 from ..conftest import DEVICES, FLOAT_DTYPES
 from .test_custom import ChannelPReLU, OffsetLayer
@@ -74,6 +75,14 @@ LAYERS = [
     pytest.param(lambda **kw: dlf.geluLayer(Approximation="tanh"), "CBT", (3, 2, 4), id="gelu"),
     pytest.param(lambda **kw: dlf.dropoutLayer(0.3), "CB", (3, 4), id="dropout"),
     pytest.param(lambda **kw: dlf.softmaxLayer(), "CBT", (4, 2, 3), id="softmax"),
+    pytest.param(
+        lambda **kw: dlf.classificationLayer(Classes=["a", "b", "c"], ClassWeights=[1, 2, 3]),
+        "CB",
+        (3, 4),
+        id="classification",
+    ),
+    pytest.param(lambda **kw: dlf.regressionLayer(ResponseNames=["y"]), "CBT", (1, 2, 5), id="regression"),
+    pytest.param(lambda **kw: dlf.pixelClassificationLayer(), "SSCB", (3, 4, 2, 2), id="pixelClassification"),
     # custom layers (dlf.Layer subclasses, tests/layers/test_custom.py) and functionLayer
     pytest.param(lambda **kw: OffsetLayer(Name="offset").to(**kw), "CBT", (3, 2, 7), id="custom"),
     pytest.param(
@@ -111,7 +120,9 @@ class TestLayerContract:
             layer.NumInputs, tuple(f"in{i}" for i in range(1, layer.NumInputs + 1))
         )
         assert layer.InputNames == expected_inputs
-        assert (layer.NumOutputs, layer.OutputNames) == (1, ("out",))
+        # output layers (classificationLayer, ...) end a network: MATLAB gives them no outputs
+        outputs = (0, ()) if isinstance(layer, OutputLayer) else (1, ("out",))
+        assert (layer.NumOutputs, layer.OutputNames) == outputs
         assert layer.default_name and layer.matlab_type
 
     @pytest.mark.parametrize("device", DEVICES)

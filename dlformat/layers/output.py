@@ -1,0 +1,238 @@
+"""MATLAB's output layers: ``classificationLayer``, ``regressionLayer``, ``pixelClassificationLayer``.
+
+An output layer ends a ``layerGraph`` or a layer array for ``assembleNetwork`` (MATLAB's
+legacy ``trainNetwork`` workflow): it has one input and no outputs, passes its input through
+when predicting (a network's prediction is what reaches it), and holds the loss in
+``forwardLoss(Y, T)``, MATLAB's method name. ``dlnetwork`` refuses these layers, as MATLAB's
+does: there the loss goes to ``trainnet`` or a custom training loop.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import torch
+
+from .. import _validate
+from .._dlarray import DLArray, require_dimensions, require_formatted
+from .._errors import DLFormatError
+from ..functional import crossentropy, mse
+from ._base import Layer, matlab_constructor
+from ._properties import Property
+
+__all__ = [
+    "ClassificationOutputLayer",
+    "OutputLayer",
+    "PixelClassificationLayer",
+    "RegressionOutputLayer",
+    "classificationLayer",
+    "pixelClassificationLayer",
+    "regressionLayer",
+]
+
+HYPERPARAMETERS = "Hyperparameters"
+
+
+def _names(label: str, value: object, *, empty: str) -> str | tuple[str, ...]:
+    """``empty`` (``"auto"``) or a list of unique, non-empty names, kept as a tuple."""
+    if isinstance(value, str) and value.lower() == empty:
+        return empty
+    if isinstance(value, str) or not isinstance(value, (list, tuple)):
+        raise DLFormatError(f'{label} must be "{empty}" or a list of names; got {_validate.describe(value)}')
+    names = tuple(_validate.text(label, name) for name in value)
+    if not names or not all(names) or len(set(names)) != len(names):
+        raise DLFormatError(f"{label} must be unique, non-empty names; got {list(names)}")
+    return names
+
+
+def _classes(label: str, value: object) -> str | tuple[str, ...]:
+    return _names(label, value, empty="auto")
+
+
+def _class_weights(label: str, value: object) -> str | tuple[float, ...]:
+    """``"none"`` or one positive weight per class."""
+    if isinstance(value, str) and value.lower() == "none":
+        return "none"
+    try:
+        data = None if isinstance(value, str) else torch.as_tensor(value, dtype=torch.float64)
+    except (TypeError, ValueError, RuntimeError):
+        data = None
+    if data is None or data.ndim > 2 or (data.ndim == 2 and min(data.shape) != 1) or data.numel() == 0:
+        raise DLFormatError(
+            f'{label} must be "none" or a vector of positive numbers; got {_validate.describe(value)}'
+        )
+    weights = tuple(float(weight) for weight in data.reshape(-1))
+    if not all(weight > 0 and weight != float("inf") for weight in weights):
+        raise DLFormatError(f"{label} must be positive and finite; got {list(weights)}")
+    return weights
+
+
+def _response_names(label: str, value: object) -> tuple[str, ...]:
+    if isinstance(value, (list, tuple)) and not value:
+        return ()
+    names = _names(label, value, empty="")
+    return () if names == "" else tuple(names)
+
+
+class OutputLayer(Layer):
+    """Base of MATLAB's output layers: one input, no outputs; ``predict`` passes the data
+    through and ``forwardLoss(Y, T)`` gives the loss (MATLAB's ``nnet.layer.ClassificationLayer``
+    and ``nnet.layer.RegressionLayer`` define the same method for custom output layers)."""
+
+    default_outputs = 0
+    LossFunction: ClassVar[str] = ""
+
+    def predict(self, X: DLArray) -> DLArray:
+        return require_formatted(X, self._caller)
+
+    def forwardLoss(self, Y: Any, T: Any) -> DLArray:
+        """The loss of predictions ``Y`` against targets ``T`` (an unformatted scalar dlarray)."""
+        raise NotImplementedError(f"{type(self).__name__} must define forwardLoss(self, Y, T)")
+
+    def _display_groups(self) -> list[tuple[str, list[str]]]:
+        groups = super()._display_groups()
+        extra = [name for name in ("OutputSize",) if hasattr(type(self), name)]
+        return [("", groups[0][1] + extra), *groups[1:], (HYPERPARAMETERS, ["LossFunction"])]
+
+    def _display_value(self, name: str) -> str:
+        value = getattr(self, name)
+        if isinstance(value, tuple):
+            if not value:
+                return "{}"
+            kind = "categorical" if name == "Classes" else "double" if name == "ClassWeights" else "cell"
+            return f"[{len(value)}×1 {kind}]"
+        return super()._display_value(name)
+
+
+class _ClassificationBase(OutputLayer):
+    """Classes, ClassWeights, OutputSize and the weighted cross-entropy both classification layers share."""
+
+    LossFunction = "crossentropyex"
+
+    Classes = Property(
+        _classes, default="auto", read_only=True, doc='"auto" (set by training) or the class names, in order.'
+    )
+    ClassWeights = Property(
+        _class_weights,
+        default="none",
+        read_only=True,
+        doc='"none" or one positive weight per class of Classes (which must then be given).',
+    )
+
+    def _check_properties(self) -> None:
+        weights, classes = self.ClassWeights, self.Classes
+        if weights != "none" and (classes == "auto" or len(weights) != len(classes)):
+            raise DLFormatError(
+                f"{type(self).__name__}: ClassWeights needs Classes with one name per weight; got "
+                f"{len(weights)} weights and Classes {classes if classes == 'auto' else len(classes)}"
+            )
+
+    @property
+    def OutputSize(self) -> int | str:
+        """The number of classes: ``"auto"`` until Classes is known, as MATLAB shows it."""
+        return "auto" if self.Classes == "auto" else len(self.Classes)
+
+    def forwardLoss(self, Y: Any, T: Any) -> DLArray:
+        """MATLAB's ``crossentropyex``: ``−(1/N) Σₙ Σᵢ wᵢ Tₙᵢ log Yₙᵢ``, N the observations.
+
+        Spatial positions and time steps add up within an observation; ``wᵢ`` are the
+        ClassWeights (1 with ``"none"``). Targets are one-hot, in ``Y``'s format and size.
+        """
+        Y = require_dimensions(Y, "C", self._caller)
+        classes = Y.shape[Y._fmt.index("C")]
+        if self.OutputSize != "auto" and classes != self.OutputSize:
+            raise DLFormatError(
+                f'{self._caller()}: the predictions have {classes} channels ("C"); the layer has '
+                f"{self.OutputSize} classes"
+            )
+        # the weights take the predictions' precision (MATLAB's are doubles, which never lower it)
+        weights = None if self.ClassWeights == "none" else torch.tensor(self.ClassWeights, dtype=Y.dtype)
+        return crossentropy(Y, T, weights, NormalizationFactor="batch-size")
+
+
+class ClassificationOutputLayer(_ClassificationBase):
+    """MATLAB's ``classificationLayer``: cross-entropy for mutually exclusive classes.
+
+    Predicting passes the scores (a softmax's output) through; ``forwardLoss(Y, T)`` is the
+    class-weighted cross-entropy averaged over the observations. ``Classes`` names the classes
+    (``classify`` reads its labels from them); ``OutputSize`` is their number.
+
+    Examples:
+        >>> layer = dlf.classificationLayer(Classes=["cat", "dog"], ClassWeights=[1, 3])
+        >>> Y = dlf.dlarray(torch.tensor([[0.8, 0.4], [0.2, 0.6]]), "CB")
+        >>> T = dlf.dlarray(torch.tensor([[1.0, 0.0], [0.0, 1.0]]), "CB")
+        >>> layer.OutputSize, round(float(dlf.extractdata(layer.forwardLoss(Y, T))), 4)
+        (2, 0.8778)
+    """
+
+    default_name = "classoutput"
+    matlab_type = "Classification Output"
+
+    def _check_properties(self) -> None:
+        super()._check_properties()
+        if self.Classes == "auto":
+            self.Description = self.LossFunction
+        else:
+            others = len(self.Classes) - 1
+            self.Description = f"{self.LossFunction} with '{self.Classes[0]}'" + (
+                f" and {others} other class{'es' if others > 1 else ''}" if others else ""
+            )
+
+
+class PixelClassificationLayer(_ClassificationBase):
+    """MATLAB's ``pixelClassificationLayer``: cross-entropy per pixel (or voxel) for segmentation.
+
+    As :class:`ClassificationOutputLayer`, over every spatial position of ``"SSCB"`` or
+    ``"SSSCB"`` scores. Pixels whose target is all zeros (MATLAB's undefined labels) add
+    nothing. MATLAB's page gives no normalization formula for this layer; dlformat divides by the
+    number of observations, as MATLAB's ``crossentropyex`` documents for ``classificationLayer``.
+
+    Examples:
+        >>> layer = dlf.pixelClassificationLayer()
+        >>> layer.Name, layer.OutputSize, layer.LossFunction
+        ('', 'auto', 'crossentropyex')
+    """
+
+    default_name = "classoutput"  # the prefix MATLAB gave it in a saved network, as classificationLayer's
+    matlab_type = "Pixel Classification Layer"
+    Description = "Cross-entropy loss"
+
+    def forwardLoss(self, Y: Any, T: Any) -> DLArray:
+        require_dimensions(Y, "SC", self._caller)
+        return super().forwardLoss(Y, T)
+
+
+class RegressionOutputLayer(OutputLayer):
+    """MATLAB's ``regressionLayer``: half mean squared error for regression.
+
+    ``forwardLoss(Y, T)`` is, per observation, ``½ Σᵢ (tᵢ − yᵢ)²`` over the responses (and
+    over every pixel for image-to-image regression), divided by the sequence length ``S`` for
+    sequence-to-sequence data (a ``"T"`` dimension); then the mean over the observations.
+    Not normalized by the number of responses (MathWorks' regressionLayer page).
+
+    Examples:
+        >>> layer = dlf.regressionLayer(ResponseNames=["y"])
+        >>> Y = dlf.dlarray(torch.tensor([[1.0, 3.0]]), "CB")
+        >>> float(dlf.extractdata(layer.forwardLoss(Y, torch.zeros(1, 2))))  # (1 + 9) / 2 / 2
+        2.5
+    """
+
+    default_name = "regressionoutput"
+    matlab_type = "Regression Output"
+    LossFunction = "mean-squared-error"
+    Description = "mean-squared-error"
+
+    ResponseNames = Property(
+        _response_names, default=(), read_only=True, doc="The names of the responses (empty: none)."
+    )
+
+    def forwardLoss(self, Y: Any, T: Any) -> DLArray:
+        Y = require_formatted(Y, self._caller)
+        loss = mse(Y, T)
+        steps = Y.shape[Y._fmt.index("T")] if "T" in Y._fmt else 1
+        return loss / steps if steps != 1 else loss
+
+
+classificationLayer = matlab_constructor(ClassificationOutputLayer, "classificationLayer")
+pixelClassificationLayer = matlab_constructor(PixelClassificationLayer, "pixelClassificationLayer")
+regressionLayer = matlab_constructor(RegressionOutputLayer, "regressionLayer")
