@@ -105,9 +105,10 @@ class _Recurrence:
         hidden = R.shape[1]
         rows = gates * directions * hidden
         if W.ndim != 2 or tuple(W.shape) != (rows, x.shape[-1]):
+            given = _validate.matlab_size(tuple(X.shape))
             raise DLFormatError(
-                f'{caller} weights must be {rows} × {x.shape[-1]} ({gates * directions}*NumHiddenUnits × the '
-                f'input\'s features) for the "{X._fmt}" input of size {_validate.matlab_size(tuple(X.shape))}; '
+                f"{caller} weights must be {rows} × {x.shape[-1]} ({gates * directions}*NumHiddenUnits × the "
+                f'input\'s features) for the "{X._fmt}" input of size {given}; '
                 f"got {_validate.matlab_size(tuple(W.shape)) or 'a scalar'}"
             )
         if b.numel() != rows * bias_sets:
@@ -190,7 +191,9 @@ def _lstm_step(state_fn: Activation, gate_fn: Activation) -> Callable[..., tuple
     return step
 
 
-def _gru_step(mode: str, state_fn: Activation, gate_fn: Activation) -> Callable[..., tuple[torch.Tensor, ...]]:
+def _gru_step(
+    mode: str, state_fn: Activation, gate_fn: Activation
+) -> Callable[..., tuple[torch.Tensor, ...]]:
     def step(
         inputs: torch.Tensor, carried: tuple[torch.Tensor, ...], R: torch.Tensor, extra: torch.Tensor | None
     ) -> tuple[torch.Tensor, ...]:
@@ -225,13 +228,14 @@ def run_lstm(
     state_activation: str = "tanh",
     gate_activation: str = "sigmoid",
     directions: int = 1,
+    labels: tuple[str, ...] = ("H0", "C0"),
 ) -> tuple[DLArray, torch.Tensor, torch.Tensor]:
     """The LSTM (``directions`` 2: BiLSTM) of formatted ``X``: output, final hidden and cell state
-    as ``directions*H × B`` tensors."""
+    as ``directions*H × B`` tensors. ``caller`` and the state ``labels`` name things in errors."""
     run = _Recurrence(
         caller,
         X,
-        (("H0", H0), ("C0", C0)),
+        tuple(zip(labels, (H0, C0), strict=True)),
         weights,
         recurrentWeights,
         bias,
@@ -240,7 +244,9 @@ def run_lstm(
     )
     if state_activation == "tanh" and gate_activation == "sigmoid":
         h0, c0 = (state.contiguous() for state in run.states)
-        steps, h, c = torch.lstm(run.x, (h0, c0), run.params(False), True, 1, 0.0, True, directions == 2, False)
+        steps, h, c = torch.lstm(
+            run.x, (h0, c0), run.params(False), True, 1, 0.0, True, directions == 2, False
+        )
     else:
         step = _lstm_step(STATE_FUNCTIONS[state_activation], GATE_FUNCTIONS[gate_activation])
         steps, (h, c) = run.looped(step)
@@ -258,13 +264,14 @@ def run_gru(
     reset_gate_mode: str = "after-multiplication",
     state_activation: str = "tanh",
     gate_activation: str = "sigmoid",
+    labels: tuple[str, ...] = ("H0",),
 ) -> tuple[DLArray, torch.Tensor]:
     """The GRU of formatted ``X``: output and final hidden state as an ``H × B`` tensor."""
     recurrent_bias = reset_gate_mode == "recurrent-bias-after-multiplication"
     run = _Recurrence(
         caller,
         X,
-        (("H0", H0),),
+        ((labels[0], H0),),
         weights,
         recurrentWeights,
         bias,
@@ -342,7 +349,9 @@ def lstm(
         weights,
         recurrentWeights,
         bias,
-        state_activation=_validate.choice("StateActivationFunction", StateActivationFunction, STATE_ACTIVATIONS),
+        state_activation=_validate.choice(
+            "StateActivationFunction", StateActivationFunction, STATE_ACTIVATIONS
+        ),
         gate_activation=_validate.choice("GateActivationFunction", GateActivationFunction, GATE_ACTIVATIONS),
     )
     return restore(Y), _state_output(h, restore), _state_output(c, restore)
@@ -404,7 +413,9 @@ def gru(
         recurrentWeights,
         bias,
         reset_gate_mode=_validate.choice("ResetGateMode", ResetGateMode, RESET_GATE_MODES),
-        state_activation=_validate.choice("StateActivationFunction", StateActivationFunction, STATE_ACTIVATIONS),
+        state_activation=_validate.choice(
+            "StateActivationFunction", StateActivationFunction, STATE_ACTIVATIONS
+        ),
         gate_activation=_validate.choice("GateActivationFunction", GateActivationFunction, GATE_ACTIVATIONS),
     )
     return restore(Y), _state_output(h, restore)

@@ -18,17 +18,21 @@ from .function import FunctionLayer, functionLayer
 from .input import FeatureInputLayer, SequenceInputLayer, featureInputLayer, sequenceInputLayer
 from .normalization import LayerNormalizationLayer, layerNormalizationLayer
 from .position_embedding import PositionEmbeddingLayer, positionEmbeddingLayer
+from .recurrent import BiLSTMLayer, GRULayer, LSTMLayer, bilstmLayer, gruLayer, lstmLayer
 from .rotary import RotaryEmbedding
 from .sinusoidal import SinusoidalPositionEncodingLayer, sinusoidalPositionEncodingLayer
 from .word_embedding import WordEmbeddingLayer, wordEmbeddingLayer
 
 __all__ = [
     "AdditionLayer",
+    "BiLSTMLayer",
     "DropoutLayer",
     "FeatureInputLayer",
     "FullyConnectedLayer",
     "FunctionLayer",
     "GELULayer",
+    "GRULayer",
+    "LSTMLayer",
     "Layer",
     "LayerNormalizationLayer",
     "PositionEmbeddingLayer",
@@ -40,12 +44,15 @@ __all__ = [
     "SoftmaxLayer",
     "WordEmbeddingLayer",
     "additionLayer",
+    "bilstmLayer",
     "dropoutLayer",
     "featureInputLayer",
     "fullyConnectedLayer",
     "functionLayer",
     "geluLayer",
+    "gruLayer",
     "layerNormalizationLayer",
+    "lstmLayer",
     "positionEmbeddingLayer",
     "reluLayer",
     "selfAttentionLayer",
