@@ -20,6 +20,8 @@ PUBLIC = {
     "layerNormalizationLayer", "ReLULayer", "reluLayer", "SelfAttentionLayer", "selfAttentionLayer",
     "SequenceInputLayer", "sequenceInputLayer", "SoftmaxLayer", "softmaxLayer", "WordEmbeddingLayer",
     "wordEmbeddingLayer",
+    # the recurrent layers (issue 14)
+    "LSTMLayer", "lstmLayer", "BiLSTMLayer", "bilstmLayer", "GRULayer", "gruLayer",
     # MATLAB's losses and the custom training loop
     "crossentropy", "indexcrossentropy", "mse", "l1loss", "l2loss", "huber", "training", "dlfeval", "dlgradient",
     "dlupdate", "adamupdate", "sgdmupdate", "rmspropupdate", "minibatchqueue", "MiniBatchQueue",
