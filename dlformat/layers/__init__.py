@@ -15,6 +15,7 @@ from .elementwise import (
 )
 from .fully_connected import FullyConnectedLayer, fullyConnectedLayer
 from .function import FunctionLayer, functionLayer
+from .indexing import Indexing1DLayer, indexing1dLayer
 from .input import FeatureInputLayer, SequenceInputLayer, featureInputLayer, sequenceInputLayer
 from .normalization import LayerNormalizationLayer, layerNormalizationLayer
 from .position_embedding import PositionEmbeddingLayer, positionEmbeddingLayer
@@ -32,6 +33,7 @@ __all__ = [
     "FunctionLayer",
     "GELULayer",
     "GRULayer",
+    "Indexing1DLayer",
     "LSTMLayer",
     "Layer",
     "LayerNormalizationLayer",
@@ -51,6 +53,7 @@ __all__ = [
     "functionLayer",
     "geluLayer",
     "gruLayer",
+    "indexing1dLayer",
     "layerNormalizationLayer",
     "lstmLayer",
     "positionEmbeddingLayer",

@@ -98,6 +98,8 @@ LAYERS = [
         (3, 7),
         id="gru-recurrent-bias",
     ),
+    pytest.param(lambda **kw: dlf.indexing1dLayer("last"), "CBT", (3, 2, 7), id="indexing1d"),
+    pytest.param(lambda **kw: dlf.indexing1dLayer(Name="first"), "SCB", (5, 3, 2), id="indexing1d-spatial"),
     pytest.param(lambda **kw: dlf.reluLayer(), "SSCB", (2, 3, 4, 2), id="relu"),
     pytest.param(lambda **kw: dlf.geluLayer(Approximation="tanh"), "CBT", (3, 2, 4), id="gelu"),
     pytest.param(lambda **kw: dlf.dropoutLayer(0.3), "CB", (3, 4), id="dropout"),
