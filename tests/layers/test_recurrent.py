@@ -5,6 +5,7 @@ OutputMode, state ports, the layer's state carried between calls, and errors."""
 from __future__ import annotations
 
 import copy
+import inspect
 import json
 from pathlib import Path
 
@@ -283,3 +284,21 @@ def test_fixture_rows(name):
         layer = construct(*fixture["construct"]["args"], **fixture["construct"]["options"])
         Y = layer(dlf.dlarray(torch.randn(row["sizes"]), row["input"]))
         assert dlf.dims(Y) == row["output"], row
+
+
+NETWORK_RESTORES_STATE = "ReturnState" in inspect.signature(dlf.predict).parameters
+
+
+@pytest.mark.skipif(
+    not NETWORK_RESTORES_STATE,
+    reason="needs the networks' State protocol (state_updates_persist, ReturnState)",
+)
+def test_a_network_call_leaves_the_recurrent_state_as_it_was():
+    """MATLAB: predict (and initialize's example run) do not change net.State."""
+    net = dlf.dlnetwork([dlf.sequenceInputLayer(3), dlf.lstmLayer(5), dlf.fullyConnectedLayer(2)])
+    layer = net.Layers[1]
+    assert not layer.HiddenState.any() and not layer.CellState.any()
+    X = dlf.dlarray(torch.randn(3, 4, 9), "CBT")
+    first, second = dlf.predict(net, X), dlf.predict(net, X)
+    torch.testing.assert_close(dlf.stripdims(first), dlf.stripdims(second))
+    assert not layer.HiddenState.any() and tuple(layer.HiddenState.shape) == (5, 1)
