@@ -131,6 +131,14 @@ class RecurrentLayer(Layer):
         # the state is not construction configuration (as learnables are not)
         cls.config_keys = tuple(key for key in cls.config_keys if key not in cls.state_names)
 
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name in self.state_names and self.__dict__.get("_constructed") and name not in self._state_names:
+            raise DLFormatError(
+                f"{type(self).__name__} has HasStateInputs true: its state comes from the inputs, and "
+                f"{name} cannot be set"
+            )
+        super().__setattr__(name, value)
+
     @property
     def _state_size(self) -> int:
         return self.directions * int(self.NumHiddenUnits)

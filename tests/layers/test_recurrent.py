@@ -207,6 +207,8 @@ def test_state_inputs_and_outputs():
     np.testing.assert_allclose(numpy(Y), expected, rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(numpy(h), expected_h, rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(numpy(c), expected_c, rtol=1e-12, atol=1e-12)
+    with pytest.raises(DLFormatError, match="CellState cannot be set"):
+        layer.CellState = torch.zeros(H, 1)
     gru = dlf.gruLayer(H, HasStateOutputs=True)
     assert (gru.InputNames, gru.OutputNames) == (("in",), ("out", "hidden"))
 
