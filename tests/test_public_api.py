@@ -24,6 +24,9 @@ PUBLIC = {
     "layerNormalizationLayer", "ReLULayer", "reluLayer", "SelfAttentionLayer", "selfAttentionLayer",
     "SequenceInputLayer", "sequenceInputLayer", "SoftmaxLayer", "softmaxLayer", "WordEmbeddingLayer",
     "wordEmbeddingLayer",
+    # the recurrent layers (issue 14)
+    "LSTMLayer", "lstmLayer", "BiLSTMLayer", "bilstmLayer", "GRULayer", "gruLayer", "Indexing1DLayer",
+    "indexing1dLayer",
     # MATLAB's losses and the custom training loop
     "crossentropy", "indexcrossentropy", "mse", "l1loss", "l2loss", "huber", "training", "dlfeval", "dlgradient",
     "dlupdate", "adamupdate", "sgdmupdate", "rmspropupdate", "minibatchqueue", "MiniBatchQueue", "padsequences",

@@ -6,7 +6,7 @@ Every layer's computation lives here and the layers are thin calls into it:
 Each function takes MATLAB's arguments and options (``'Name', value`` pairs too), reads the
 format of a formatted dlarray or takes ``DataFormat`` for unformatted data, and computes in
 MATLAB's precision (float32 when float32 and float64 meet). One module per concept:
-``_dense``, ``_attention``, ``_normalization``, ``_embedding``, ``_activations``,
+``_dense``, ``_attention``, ``_normalization``, ``_embedding``, ``_activations``, ``_recurrent``,
 """
 
 from ._activations import gelu, leakyrelu, relu, sigmoid, softmax
@@ -18,6 +18,7 @@ from ._losses import crossentropy, huber, indexcrossentropy, l1loss, l2loss, mse
 from ._normalization import batchnorm, groupnorm, instancenorm, layernorm
 from ._pooling import avgpool, maxpool
 from ._position import position_embedding, rotary, sinusoid, timing_signal_1d
+from ._recurrent import gru, lstm
 
 __all__ = [
     "attention",
@@ -30,6 +31,7 @@ __all__ = [
     "fullyconnect",
     "gelu",
     "groupnorm",
+    "gru",
     "huber",
     "indexcrossentropy",
     "instancenorm",
@@ -37,6 +39,7 @@ __all__ = [
     "l2loss",
     "layernorm",
     "leakyrelu",
+    "lstm",
     "maxpool",
     "mse",
     "position_embedding",

@@ -15,6 +15,7 @@ from .elementwise import (
 )
 from .fully_connected import FullyConnectedLayer, fullyConnectedLayer
 from .function import FunctionLayer, functionLayer
+from .indexing import Indexing1DLayer, indexing1dLayer
 from .input import FeatureInputLayer, SequenceInputLayer, featureInputLayer, sequenceInputLayer
 from .normalization import LayerNormalizationLayer, layerNormalizationLayer
 from .output import (
@@ -26,18 +27,23 @@ from .output import (
     regressionLayer,
 )
 from .position_embedding import PositionEmbeddingLayer, positionEmbeddingLayer
+from .recurrent import BiLSTMLayer, GRULayer, LSTMLayer, bilstmLayer, gruLayer, lstmLayer
 from .rotary import RotaryEmbedding
 from .sinusoidal import SinusoidalPositionEncodingLayer, sinusoidalPositionEncodingLayer
 from .word_embedding import WordEmbeddingLayer, wordEmbeddingLayer
 
 __all__ = [
     "AdditionLayer",
+    "BiLSTMLayer",
     "ClassificationOutputLayer",
     "DropoutLayer",
     "FeatureInputLayer",
     "FullyConnectedLayer",
     "FunctionLayer",
     "GELULayer",
+    "GRULayer",
+    "Indexing1DLayer",
+    "LSTMLayer",
     "Layer",
     "LayerNormalizationLayer",
     "PixelClassificationLayer",
@@ -51,13 +57,17 @@ __all__ = [
     "SoftmaxLayer",
     "WordEmbeddingLayer",
     "additionLayer",
+    "bilstmLayer",
     "classificationLayer",
     "dropoutLayer",
     "featureInputLayer",
     "fullyConnectedLayer",
     "functionLayer",
     "geluLayer",
+    "gruLayer",
+    "indexing1dLayer",
     "layerNormalizationLayer",
+    "lstmLayer",
     "pixelClassificationLayer",
     "positionEmbeddingLayer",
     "regressionLayer",

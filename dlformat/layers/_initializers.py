@@ -17,6 +17,8 @@ from .. import _validate
 from .._errors import DLFormatError
 
 NAMES = ("narrow-normal", "glorot", "he", "zeros", "ones")
+# recurrent layers' weights also take "orthogonal" (lstmLayer, gruLayer)
+RECURRENT_NAMES = (*NAMES, "orthogonal")
 ALIASES = {"narrownormal": "narrow-normal"}
 
 Initializer = Callable[[tuple[int, ...], int, int, torch.Generator | None, torch.dtype], torch.Tensor]
@@ -59,7 +61,19 @@ def _ones(
     return torch.ones(shape, dtype=dtype)
 
 
+def _orthogonal(
+    shape: tuple[int, ...], num_in: int, num_out: int, generator: torch.Generator | None, dtype: torch.dtype
+) -> torch.Tensor:
+    """MATLAB's "orthogonal": Q of the QR decomposition of a unit-normal matrix Z = QR (for a
+    wide matrix, of its transpose): orthonormal columns (or rows)."""
+    rows, columns = shape[0], math.prod(shape[1:])
+    normal = torch.empty((max(rows, columns), min(rows, columns)), dtype=_draw_dtype(dtype))
+    q: torch.Tensor = torch.linalg.qr(normal.normal_(0.0, 1.0, generator=generator))[0]
+    return (q if rows >= columns else q.t()).reshape(shape)
+
+
 _BUILTIN: dict[str, Initializer] = {
+    "orthogonal": _orthogonal,
     "narrow-normal": _narrow_normal,
     "glorot": _glorot,
     "he": _he,
@@ -68,9 +82,9 @@ _BUILTIN: dict[str, Initializer] = {
 }
 
 
-def check(name: str, value: object) -> str | Callable[..., object]:
-    """Validate a ``WeightsInitializer``-style value: a MATLAB initializer name or a callable."""
-    return _validate.choice_or_callable(name, value, NAMES, ALIASES)
+def check(name: str, value: object, names: tuple[str, ...] = NAMES) -> str | Callable[..., object]:
+    """Validate a ``WeightsInitializer``-style value: one of MATLAB's initializer ``names`` or a callable."""
+    return _validate.choice_or_callable(name, value, names, ALIASES)
 
 
 def initialize(

@@ -119,9 +119,14 @@ class Property(Named):
             layer._properties[self.name] = value
 
 
-def initializer_property(default: str, doc: str = "Initializer name or callable f(sz).") -> Property:
-    """A ``WeightsInitializer``-style property: a MATLAB initializer name or a callable ``f(sz)``."""
-    return Property(_initializers.check, default=default, group=INITIALIZER_GROUP, doc=doc)
+def initializer_property(
+    default: str,
+    doc: str = "Initializer name or callable f(sz).",
+    names: tuple[str, ...] = _initializers.NAMES,
+) -> Property:
+    """A ``WeightsInitializer``-style property: one of MATLAB's initializer ``names`` or a callable."""
+    check = _initializers.check if names == _initializers.NAMES else partial(_initializers.check, names=names)
+    return Property(check, default=default, group=INITIALIZER_GROUP, doc=doc)
 
 
 class Learnable(Named):

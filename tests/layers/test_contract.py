@@ -71,6 +71,36 @@ LAYERS = [
         (6, 2, 7),
         id="layerNormalization",
     ),
+    pytest.param(lambda **kw: dlf.lstmLayer(5, InputSize=3, Name="lstm", **kw), "CBT", (3, 2, 7), id="lstm"),
+    pytest.param(
+        lambda **kw: dlf.lstmLayer(
+            4, InputSize=3, StateActivationFunction="softsign", GateActivationFunction="hard-sigmoid", **kw
+        ),
+        "CBT",
+        (3, 2, 7),
+        id="lstm-looped",
+    ),
+    pytest.param(
+        lambda **kw: dlf.bilstmLayer(4, InputSize=6, OutputMode="last", **kw),
+        "SCBT",
+        (2, 3, 2, 5),
+        id="bilstm",
+    ),
+    pytest.param(lambda **kw: dlf.gruLayer(5, InputSize=3, **kw), "CBT", (3, 2, 7), id="gru"),
+    pytest.param(
+        lambda **kw: dlf.gruLayer(4, InputSize=3, ResetGateMode="before-multiplication", **kw),
+        "CBT",
+        (3, 2, 7),
+        id="gru-before-multiplication",
+    ),
+    pytest.param(
+        lambda **kw: dlf.gruLayer(4, InputSize=3, ResetGateMode="recurrent-bias-after-multiplication", **kw),
+        "CT",
+        (3, 7),
+        id="gru-recurrent-bias",
+    ),
+    pytest.param(lambda **kw: dlf.indexing1dLayer("last"), "CBT", (3, 2, 7), id="indexing1d"),
+    pytest.param(lambda **kw: dlf.indexing1dLayer(Name="first"), "SCB", (5, 3, 2), id="indexing1d-spatial"),
     pytest.param(lambda **kw: dlf.reluLayer(), "SSCB", (2, 3, 4, 2), id="relu"),
     pytest.param(lambda **kw: dlf.geluLayer(Approximation="tanh"), "CBT", (3, 2, 4), id="gelu"),
     pytest.param(lambda **kw: dlf.dropoutLayer(0.3), "CB", (3, 4), id="dropout"),
@@ -150,7 +180,7 @@ class TestLayerContract:
         torch.save(layer.state_dict(), buffer)
         buffer.seek(0)
         fresh.load_state_dict(torch.load(buffer))
-        assert sorted(layer.state_dict()) == sorted(layer.learnables)
+        assert sorted(layer.state_dict()) == sorted([*layer.learnables, *layer.State])
         X = make_input(fmt, sizes)
         torch.testing.assert_close(
             dlf.stripdims(call(fresh, X)), dlf.stripdims(call(layer, X)), rtol=0, atol=0

@@ -1,0 +1,421 @@
+"""MATLAB's ``lstm`` and ``gru``: recurrent operations over the ``T`` dimension.
+
+MATLAB stacks the gates of its weights in the same order torch's fused kernels expect them:
+LSTM ``[input; forget; cell candidate; output]``, GRU ``[reset; update; candidate]`` (the
+``lstmLayer`` and ``gruLayer`` pages, "Algorithms"). So the default options run on
+``torch.lstm``/``torch.gru`` (cuDNN on a GPU) with MATLAB's matrices as they are: MATLAB's one
+bias goes to torch's input bias and zeros to its recurrent bias, except in the GRU's
+``"recurrent-bias-after-multiplication"`` mode, whose second half *is* torch's recurrent bias
+(torch computes the candidate as ``tanh(W x + b_in + r * (R h + b_hn))``).
+Options torch has no kernel for (``"softsign"``, ``"hard-sigmoid"``, the GRU's
+``"before-multiplication"``) run a loop over time steps, each step one batched operation.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import einops
+import torch
+import torch.nn.functional as F
+
+from .. import _format, _validate
+from .._dlarray import DLArray
+from .._errors import DLFormatError
+from .._options import matlab_function
+from .._tracing import cached_plan
+from ._common import as_data, formatted_input, working_dtype
+
+__all__ = ["gru", "lstm"]
+
+STATE_ACTIVATIONS = ("tanh", "softsign")
+GATE_ACTIVATIONS = ("sigmoid", "hard-sigmoid")
+RESET_GATE_MODES = ("after-multiplication", "before-multiplication", "recurrent-bias-after-multiplication")
+LSTM_GATES = 4
+GRU_GATES = 3
+
+Activation = Callable[[torch.Tensor], torch.Tensor]
+
+
+def _hard_sigmoid(x: torch.Tensor) -> torch.Tensor:
+    # MATLAB's hard-sigmoid: 0 below -2.5, 0.2 x + 0.5 between, 1 above 2.5
+    return (0.2 * x + 0.5).clamp(0.0, 1.0)
+
+
+STATE_FUNCTIONS: dict[str, Activation] = {"tanh": torch.tanh, "softsign": F.softsign}
+GATE_FUNCTIONS: dict[str, Activation] = {"sigmoid": torch.sigmoid, "hard-sigmoid": _hard_sigmoid}
+
+
+@cached_plan()
+def _sequence_plan(fmt: str, caller: str) -> tuple[str, str, str]:
+    """(pattern to ``(T, B, features)``, output format, pattern from ``(T, B, H)`` back).
+
+    ``S`` dimensions are flattened with ``C`` as ``fullyconnect`` flattens them (the first ``S``
+    fastest); a missing ``B`` or ``T`` is a size-1 one inside and absent outside.
+    """
+    if "U" in fmt:
+        raise DLFormatError(
+            f'{caller} cannot take format "{fmt}": "U" dimensions have no meaning for it; relabel them'
+        )
+    if "C" not in fmt:
+        raise DLFormatError(f'{caller} needs data with a "C" dimension; got format "{fmt}"')
+    names = _format.axis_names(fmt)
+    features = " ".join(reversed([name for name in names if name[0] in "sc"]))
+    time = "t0" if "T" in fmt else "1"
+    batch = "b0" if "B" in fmt else "1"
+    to_steps = f"{' '.join(names)} -> {time} {batch} ({features})"
+    output = "C" + "B" * ("B" in fmt) + "T" * ("T" in fmt)
+    kept = " ".join(name for name in ("b0", "t0") if name[0].upper() in fmt)
+    back = f"{time} {batch} h -> h {kept}".rstrip()
+    return to_steps, output, back
+
+
+class _Recurrence:
+    """One recurrent operation's inputs, checked and laid out as torch's kernels take them.
+
+    ``x`` is ``(T, B, features)``; ``states`` are ``(directions, B, H)``; the parameters are
+    split per direction. ``gates`` is 4 (LSTM) or 3 (GRU); ``directions`` 1, or 2 for BiLSTM,
+    whose matrices stack the forward direction's rows over the backward's.
+    """
+
+    def __init__(
+        self,
+        caller: str,
+        X: DLArray,
+        states: tuple[tuple[str, Any], ...],
+        weights: Any,
+        recurrentWeights: Any,
+        bias: Any,
+        *,
+        gates: int,
+        directions: int = 1,
+        bias_sets: int = 1,
+    ) -> None:
+        to_steps, self.output_format, self.back = _sequence_plan(X._fmt, caller)
+        x = einops.rearrange(X._data, to_steps)
+        W = as_data(weights, f"{caller} weights")
+        R = as_data(recurrentWeights, f"{caller} recurrentWeights")
+        b = as_data(bias, f"{caller} bias")
+        if R.ndim != 2 or R.shape[0] != gates * directions * R.shape[1]:
+            raise DLFormatError(
+                f"{caller} recurrentWeights must be {gates * directions}*NumHiddenUnits × NumHiddenUnits; "
+                f"got {_validate.matlab_size(tuple(R.shape)) or 'a scalar'}"
+            )
+        hidden = R.shape[1]
+        rows = gates * directions * hidden
+        if W.ndim != 2 or tuple(W.shape) != (rows, x.shape[-1]):
+            given = _validate.matlab_size(tuple(X.shape))
+            raise DLFormatError(
+                f"{caller} weights must be {rows} × {x.shape[-1]} ({gates * directions}*NumHiddenUnits × the "
+                f'input\'s features) for the "{X._fmt}" input of size {given}; '
+                f"got {_validate.matlab_size(tuple(W.shape)) or 'a scalar'}"
+            )
+        if b.numel() != rows * bias_sets:
+            raise DLFormatError(
+                f"{caller} bias must have {rows * bias_sets} elements "
+                f"({gates * directions * bias_sets}*NumHiddenUnits); got {b.numel()}"
+            )
+        raw_states = [(label, as_data(value, f"{caller} {label}")) for label, value in states]
+        dtype = working_dtype(x.dtype, W.dtype, R.dtype, b.dtype, *(s.dtype for _, s in raw_states))
+        self.caller, self.hidden, self.directions, self.batch = caller, hidden, directions, x.shape[1]
+        self.x = x.to(dtype)
+        self.weights = W.to(dtype).chunk(directions)
+        self.recurrent = R.to(dtype).chunk(directions)
+        # bias_sets 2: [input biases; recurrent biases], each stacked per direction
+        self.biases = [part.chunk(directions) for part in b.reshape(-1).to(dtype).chunk(bias_sets)]
+        self.states = [self._state(label, value, dtype) for label, value in raw_states]
+
+    def _state(self, label: str, value: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
+        """A ``directions*H × 1`` or ``× B`` state as ``(directions, B, H)``, one column broadcast over
+        the batch as MATLAB does."""
+        size = self.directions * self.hidden
+        columns = value.reshape(size, -1) if value.numel() % size == 0 and value.numel() else None
+        if columns is None or value.ndim > 2 or columns.shape[1] not in (1, self.batch):
+            raise DLFormatError(
+                f"{self.caller} {label} must be {size} × 1 or {size} × {self.batch} (NumHiddenUnits × one "
+                f"or every observation); got {_validate.matlab_size(tuple(value.shape)) or 'a scalar'}"
+            )
+        per_direction = columns.to(dtype).reshape(self.directions, self.hidden, -1).transpose(1, 2)
+        return per_direction.expand(self.directions, self.batch, self.hidden)
+
+    def params(self, recurrent_bias: bool) -> list[torch.Tensor]:
+        """torch's flat parameter list: per direction ``w_ih, w_hh, b_ih, b_hh``."""
+        flat: list[torch.Tensor] = []
+        for direction in range(self.directions):
+            input_bias = self.biases[0][direction]
+            rec = self.biases[1][direction] if recurrent_bias else torch.zeros_like(input_bias)
+            flat += [self.weights[direction], self.recurrent[direction], input_bias, rec]
+        return flat
+
+    def output(self, steps: torch.Tensor) -> DLArray:
+        """``(T, B, directions*H)`` as a dlarray of the output format."""
+        return DLArray._wrap(einops.rearrange(steps, self.back), self.output_format)
+
+    def looped(
+        self, step: Callable[..., tuple[torch.Tensor, ...]], recurrent_bias: bool = False
+    ) -> tuple[torch.Tensor, list[torch.Tensor]]:
+        """Run ``step`` over time per direction (the backward one on the reversed sequence):
+        the outputs ``(T, B, directions*H)`` and the final states, each ``(directions, B, H)``."""
+        outputs, finals = [], []
+        for direction in range(self.directions):
+            x = self.x if direction == 0 else self.x.flip(0)
+            projected = F.linear(x, self.weights[direction], self.biases[0][direction])
+            extra = self.biases[1][direction] if recurrent_bias else None
+            carried = tuple(state[direction] for state in self.states)
+            sequence = []
+            for inputs in projected.unbind(0):
+                carried = step(inputs, carried, self.recurrent[direction], extra)
+                sequence.append(carried[0])
+            stacked = torch.stack(sequence)
+            outputs.append(stacked if direction == 0 else stacked.flip(0))
+            finals.append(carried)
+        states = [torch.stack([final[index] for final in finals]) for index in range(len(self.states))]
+        return torch.cat(outputs, dim=-1), states
+
+
+def _unstack(state: torch.Tensor) -> torch.Tensor:
+    """``(directions, B, H)`` as MATLAB's ``directions*H × B`` state."""
+    return state.transpose(1, 2).reshape(-1, state.shape[1])
+
+
+def _lstm_step(state_fn: Activation, gate_fn: Activation) -> Callable[..., tuple[torch.Tensor, ...]]:
+    def step(
+        inputs: torch.Tensor, carried: tuple[torch.Tensor, ...], R: torch.Tensor, _: Any
+    ) -> tuple[torch.Tensor, ...]:
+        h, c = carried
+        i, f, g, o = torch.addmm(inputs, h, R.t()).chunk(LSTM_GATES, dim=-1)
+        c = gate_fn(f) * c + gate_fn(i) * state_fn(g)
+        return gate_fn(o) * state_fn(c), c
+
+    return step
+
+
+def _gru_step(
+    mode: str, state_fn: Activation, gate_fn: Activation
+) -> Callable[..., tuple[torch.Tensor, ...]]:
+    def step(
+        inputs: torch.Tensor, carried: tuple[torch.Tensor, ...], R: torch.Tensor, extra: torch.Tensor | None
+    ) -> tuple[torch.Tensor, ...]:
+        (h,) = carried
+        hidden = h.shape[-1]
+        gate_inputs = torch.addmm(inputs[..., : 2 * hidden], h, R[: 2 * hidden].t())
+        if extra is not None:
+            gate_inputs = gate_inputs + extra[: 2 * hidden]
+        r, z = gate_fn(gate_inputs).chunk(2, dim=-1)
+        candidate_rows = R[2 * hidden :]
+        if mode == "before-multiplication":
+            candidate = torch.addmm(inputs[..., 2 * hidden :], r * h, candidate_rows.t())
+        else:
+            recurrent = h @ candidate_rows.t()
+            if extra is not None:
+                recurrent = recurrent + extra[2 * hidden :]
+            candidate = inputs[..., 2 * hidden :] + r * recurrent
+        return ((1 - z) * state_fn(candidate) + z * h,)
+
+    return step
+
+
+def run_lstm(
+    caller: str,
+    X: DLArray,
+    H0: Any,
+    C0: Any,
+    weights: Any,
+    recurrentWeights: Any,
+    bias: Any,
+    *,
+    state_activation: str = "tanh",
+    gate_activation: str = "sigmoid",
+    directions: int = 1,
+    labels: tuple[str, ...] = ("H0", "C0"),
+) -> tuple[DLArray, torch.Tensor, torch.Tensor]:
+    """The LSTM (``directions`` 2: BiLSTM) of formatted ``X``: output, final hidden and cell state
+    as ``directions*H × B`` tensors. ``caller`` and the state ``labels`` name things in errors."""
+    run = _Recurrence(
+        caller,
+        X,
+        tuple(zip(labels, (H0, C0), strict=True)),
+        weights,
+        recurrentWeights,
+        bias,
+        gates=LSTM_GATES,
+        directions=directions,
+    )
+    if state_activation == "tanh" and gate_activation == "sigmoid":
+        h0, c0 = (state.contiguous() for state in run.states)
+        steps, h, c = torch.lstm(
+            run.x, (h0, c0), run.params(False), True, 1, 0.0, True, directions == 2, False
+        )
+    else:
+        step = _lstm_step(STATE_FUNCTIONS[state_activation], GATE_FUNCTIONS[gate_activation])
+        steps, (h, c) = run.looped(step)
+    return run.output(steps), _unstack(h), _unstack(c)
+
+
+def run_gru(
+    caller: str,
+    X: DLArray,
+    H0: Any,
+    weights: Any,
+    recurrentWeights: Any,
+    bias: Any,
+    *,
+    reset_gate_mode: str = "after-multiplication",
+    state_activation: str = "tanh",
+    gate_activation: str = "sigmoid",
+    labels: tuple[str, ...] = ("H0",),
+) -> tuple[DLArray, torch.Tensor]:
+    """The GRU of formatted ``X``: output and final hidden state as an ``H × B`` tensor."""
+    recurrent_bias = reset_gate_mode == "recurrent-bias-after-multiplication"
+    run = _Recurrence(
+        caller,
+        X,
+        ((labels[0], H0),),
+        weights,
+        recurrentWeights,
+        bias,
+        gates=GRU_GATES,
+        bias_sets=2 if recurrent_bias else 1,
+    )
+    fused = state_activation == "tanh" and gate_activation == "sigmoid"
+    if fused and reset_gate_mode != "before-multiplication":
+        params = run.params(recurrent_bias)
+        steps, h = torch.gru(run.x, run.states[0].contiguous(), params, True, 1, 0.0, True, False, False)
+    else:
+        step = _gru_step(reset_gate_mode, STATE_FUNCTIONS[state_activation], GATE_FUNCTIONS[gate_activation])
+        steps, (h,) = run.looped(step, recurrent_bias)
+    return run.output(steps), _unstack(h)
+
+
+def _state_output(state: torch.Tensor, restore: Callable[[DLArray], DLArray]) -> DLArray:
+    """A returned state: ``"CB"`` for formatted input, unformatted (``H × B``) otherwise."""
+    return restore(DLArray._wrap(state, "CB"))
+
+
+@matlab_function
+def lstm(
+    X: Any,
+    H0: Any,
+    C0: Any,
+    weights: Any,
+    recurrentWeights: Any,
+    bias: Any,
+    *,
+    DataFormat: str | None = None,
+    StateActivationFunction: str = "tanh",
+    GateActivationFunction: str = "sigmoid",
+) -> tuple[DLArray, DLArray, DLArray]:
+    """MATLAB's ``[Y, hiddenState, cellState] = lstm(X, H0, C0, weights, recurrentWeights, bias)``.
+
+    Long short-term memory over ``T``; per time step, with ``σ`` the gate activation and
+    ``tanh`` the state activation, ``[i; f; g; o] = W x + R h + b`` (gates stacked in MATLAB's
+    order: input, forget, cell candidate, output), ``c = σ(f)·c + σ(i)·tanh(g)``,
+    ``h = σ(o)·tanh(c)``; ``Y`` holds ``h`` of every time step.
+
+    Args:
+        X: a formatted dlarray with ``C`` (``"CBT"``, ``"CT"``, ``"CB"``: one time step), or
+            unformatted data with ``DataFormat``. ``S`` dimensions are flattened into the
+            features as ``fullyconnect`` flattens them.
+        H0, C0: initial hidden and cell state, ``NumHiddenUnits × 1`` (used for every
+            observation) or ``NumHiddenUnits × NumObservations``.
+        weights: ``4*NumHiddenUnits × InputSize``; recurrentWeights: ``4*NumHiddenUnits ×
+            NumHiddenUnits``; bias: ``4*NumHiddenUnits`` values.
+        DataFormat: the format of unformatted ``X``; the outputs are then unformatted.
+        StateActivationFunction: ``"tanh"`` (default) or ``"softsign"`` (``x / (1 + |x|)``).
+        GateActivationFunction: ``"sigmoid"`` (default) or ``"hard-sigmoid"`` (``0.2 x + 0.5``
+            clipped to [0, 1]).
+
+    Returns:
+        ``(Y, hiddenState, cellState)``, always all three (Python has no ``nargout``): ``Y`` in
+        ``X``'s format without ``S`` (``"CBT"`` in, ``"CBT"`` out), ``C`` of size
+        ``NumHiddenUnits``; the states ``NumHiddenUnits × NumObservations``, format ``"CB"``.
+        The default activations run on ``torch.lstm`` (cuDNN on a GPU); the others loop over
+        time steps.
+
+    Examples:
+        >>> X = dlf.dlarray(torch.randn(10, 32, 64), "CBT")
+        >>> H0 = torch.zeros(3, 1)
+        >>> Y, h, c = F.lstm(X, H0, H0, torch.randn(12, 10), torch.randn(12, 3), torch.randn(12))
+        >>> dlf.dims(Y), tuple(Y.shape), dlf.dims(h), tuple(c.shape)
+        ('CBT', (3, 32, 64), 'CB', (3, 32))
+    """
+    X, restore = formatted_input(X, DataFormat, "lstm")
+    Y, h, c = run_lstm(
+        "lstm",
+        X,
+        H0,
+        C0,
+        weights,
+        recurrentWeights,
+        bias,
+        state_activation=_validate.choice(
+            "StateActivationFunction", StateActivationFunction, STATE_ACTIVATIONS
+        ),
+        gate_activation=_validate.choice("GateActivationFunction", GateActivationFunction, GATE_ACTIVATIONS),
+    )
+    return restore(Y), _state_output(h, restore), _state_output(c, restore)
+
+
+@matlab_function
+def gru(
+    X: Any,
+    H0: Any,
+    weights: Any,
+    recurrentWeights: Any,
+    bias: Any,
+    *,
+    DataFormat: str | None = None,
+    ResetGateMode: str = "after-multiplication",
+    StateActivationFunction: str = "tanh",
+    GateActivationFunction: str = "sigmoid",
+) -> tuple[DLArray, DLArray]:
+    """MATLAB's ``[Y, hiddenState] = gru(X, H0, weights, recurrentWeights, bias)``.
+
+    Gated recurrent unit over ``T``; gates stacked in MATLAB's order reset, update, candidate:
+    ``r = σ(W_r x + R_r h + b_r)``, ``z = σ(W_z x + R_z h + b_z)``, and the candidate per
+    ``ResetGateMode``:
+
+    - ``"after-multiplication"`` (default): ``tanh(W_h x + b_h + r·(R_h h))``;
+    - ``"before-multiplication"``: ``tanh(W_h x + b_h + R_h (r·h))``;
+    - ``"recurrent-bias-after-multiplication"``: ``tanh(W_h x + b_Wh + r·(R_h h + b_Rh))``, with
+      ``bias`` of ``6*NumHiddenUnits`` values: the input biases of the three gates, then the
+      recurrent ones (which the reset and update gates add too);
+
+    then ``h = (1 - z)·candidate + z·h``.
+
+    Args:
+        X: a formatted dlarray with ``C`` (``"CBT"``, ...), or unformatted data with ``DataFormat``.
+        H0: initial hidden state, ``NumHiddenUnits × 1`` or ``× NumObservations``.
+        weights: ``3*NumHiddenUnits × InputSize``; recurrentWeights: ``3*NumHiddenUnits ×
+            NumHiddenUnits``; bias: ``3*NumHiddenUnits`` values (``6*`` in the recurrent-bias mode).
+        DataFormat, StateActivationFunction, GateActivationFunction: as for :func:`lstm`.
+        ResetGateMode: one of the three modes above.
+
+    Returns:
+        ``(Y, hiddenState)``: ``Y`` in ``X``'s format without ``S``, ``C`` of size
+        ``NumHiddenUnits``; the state ``NumHiddenUnits × NumObservations`` (``"CB"``). The
+        after-multiplication modes with the default activations run on ``torch.gru``; the
+        others loop over time steps.
+
+    Examples:
+        >>> X = dlf.dlarray(torch.randn(10, 32, 64), "CBT")
+        >>> Y, h = F.gru(X, torch.zeros(3, 1), torch.randn(9, 10), torch.randn(9, 3), torch.randn(9))
+        >>> dlf.dims(Y), tuple(Y.shape), tuple(h.shape)
+        ('CBT', (3, 32, 64), (3, 32))
+    """
+    X, restore = formatted_input(X, DataFormat, "gru")
+    Y, h = run_gru(
+        "gru",
+        X,
+        H0,
+        weights,
+        recurrentWeights,
+        bias,
+        reset_gate_mode=_validate.choice("ResetGateMode", ResetGateMode, RESET_GATE_MODES),
+        state_activation=_validate.choice(
+            "StateActivationFunction", StateActivationFunction, STATE_ACTIVATIONS
+        ),
+        gate_activation=_validate.choice("GateActivationFunction", GateActivationFunction, GATE_ACTIVATIONS),
+    )
+    return restore(Y), _state_output(h, restore)

@@ -1,0 +1,377 @@
+"""MATLAB's recurrent layers: ``lstmLayer``, ``bilstmLayer`` and ``gruLayer``.
+
+One base, :class:`RecurrentLayer`, declares what the three share (sizes, output mode, state
+ports, activations, the three learnables with their initializers and factors, the state);
+each layer adds its gate count, directions and the call into the functional core
+(:func:`dlformat.functional.lstm`, :func:`dlformat.functional.gru`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any, ClassVar
+
+import numpy as np
+import torch
+
+from .. import _validate
+from .._dlarray import DLArray, require_dimensions
+from .._errors import DLFormatError
+from ..functional._common import floating_data
+from ..functional._dense import flattened_size
+from ..functional._recurrent import (
+    GATE_ACTIVATIONS,
+    GRU_GATES,
+    LSTM_GATES,
+    RESET_GATE_MODES,
+    STATE_ACTIVATIONS,
+    run_gru,
+    run_lstm,
+)
+from ._base import Layer, matlab_constructor
+from ._initializers import RECURRENT_NAMES
+from ._properties import (
+    STATE_GROUP,
+    Factor,
+    Learnable,
+    Property,
+    choice_property,
+    initializer_property,
+)
+
+__all__ = ["BiLSTMLayer", "GRULayer", "LSTMLayer", "bilstmLayer", "gruLayer", "lstmLayer"]
+
+OUTPUT_MODES = ("sequence", "last")
+LSTM_BIAS_INITIALIZERS = ("unit-forget-gate", "narrow-normal", "ones", "zeros")
+GRU_BIAS_INITIALIZERS = ("zeros", "narrow-normal", "ones")
+FORGET_GATE = 1  # MATLAB's LSTM gate blocks: input, forget, cell candidate, output
+
+
+def _flag(name: str, value: object) -> bool:
+    """MATLAB's logical flag: true/false or 1/0."""
+    if isinstance(value, (bool, np.bool_)) or (isinstance(value, (int, float)) and value in (0, 1)):
+        return bool(value)
+    raise DLFormatError(f"{name} must be true or false (1 or 0); got {_validate.describe(value)}")
+
+
+def _state_value(name: str, value: object) -> Any:
+    """An initial state as given (checked against NumHiddenUnits once that is known); ``None``: zeros."""
+    if value is None or isinstance(value, (torch.Tensor, np.ndarray, DLArray)):
+        return value
+    if isinstance(value, Sequence) and not isinstance(value, str):
+        return np.asarray(value, dtype=np.float64)
+    raise DLFormatError(f"{name} must be a NumHiddenUnits × 1 vector; got {_validate.describe(value)}")
+
+
+class _GateFactor(Factor):
+    """A learn-rate or L2 factor: MATLAB also takes one value per gate (a vector), which
+    dlformat does not; the error says so rather than reading it as a scalar."""
+
+    def __set__(self, layer: Layer, value: Any) -> None:
+        if isinstance(value, (Sequence, np.ndarray, torch.Tensor)) and not isinstance(value, str):
+            if np.size(np.asarray(value)) != 1:
+                raise DLFormatError(
+                    f"{self.name}: per-gate factor vectors are not supported by dlformat; give one scalar "
+                    f"for every gate (got {_validate.describe(value)})"
+                )
+            value = float(np.asarray(value).reshape(()))
+        super().__set__(layer, value)
+
+
+def _gate_factors(parameters: str, *, l2: float = 1.0) -> tuple[Factor, Factor]:
+    return _GateFactor(parameters, "LearnRateFactor"), _GateFactor(parameters, "L2Factor", default=l2)
+
+
+class RecurrentLayer(Layer):
+    """What MATLAB's LSTM, BiLSTM and GRU layers share; see :class:`LSTMLayer`, :class:`GRULayer`.
+
+    State: ``HiddenState`` (and ``CellState``) is the initial state of the next call: a
+    ``NumHiddenUnits × 1`` column is used for every observation, as MATLAB broadcasts it. Each
+    call assigns the final state of every observation (``NumHiddenUnits × NumObservations``),
+    so the next call carries on from there with the same number of observations (a call with
+    another number is an error until the state is reset or assigned). Inside a network the
+    network decides whether that update persists (MATLAB's rule: ``predict`` and ``forward``
+    leave the state as it was; only the returned ``State`` carries it); a layer used on its own
+    keeps it. Assign ``layer.HiddenState = torch.zeros(n, 1)`` to reset it.
+    """
+
+    gates: ClassVar[int] = LSTM_GATES
+    operation: ClassVar[Callable[..., tuple[Any, ...]]]  # the functional core's run_lstm or run_gru
+    directions: ClassVar[int] = 1
+    state_names: ClassVar[tuple[str, ...]] = ("HiddenState",)
+    state_updates_persist: ClassVar[bool] = False
+    lazy_size = "InputSize"
+    lazy_meaning = "features (S and C flattened)"
+
+    NumHiddenUnits = Property(
+        _validate.positive_integer, positional=True, read_only=True, doc="Hidden units (the hidden size)."
+    )
+    InputSize = Property(
+        _validate.auto_or_positive, default="auto", read_only=True, doc='"auto" or the input features.'
+    )
+    OutputMode = choice_property(OUTPUT_MODES, "sequence", '"sequence" or "last" (the last time step only).')
+    HasStateInputs = Property(_flag, default=False, read_only=True, doc="Extra state inputs.")
+    HasStateOutputs = Property(_flag, default=False, read_only=True, doc="Extra state outputs.")
+    StateActivationFunction = choice_property(STATE_ACTIVATIONS, "tanh", '"tanh" or "softsign".')
+    GateActivationFunction = choice_property(GATE_ACTIVATIONS, "sigmoid", '"sigmoid" or "hard-sigmoid".')
+    InputWeights = Learnable(initializer="InputWeightsInitializer")
+    RecurrentWeights = Learnable(initializer="RecurrentWeightsInitializer")
+    Bias = Learnable(initializer="BiasInitializer")
+    InputWeightsInitializer = initializer_property("glorot", names=RECURRENT_NAMES)
+    RecurrentWeightsInitializer = initializer_property("orthogonal", names=RECURRENT_NAMES)
+    InputWeightsLearnRateFactor, InputWeightsL2Factor = _gate_factors("InputWeights")
+    RecurrentWeightsLearnRateFactor, RecurrentWeightsL2Factor = _gate_factors("RecurrentWeights")
+    BiasLearnRateFactor, BiasL2Factor = _gate_factors("Bias", l2=0.0)
+    HiddenState = Property(
+        _state_value, default=None, buffer=True, group=STATE_GROUP, doc="Hidden state of the next call."
+    )
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        # the state is not construction configuration (as learnables are not)
+        cls.config_keys = tuple(key for key in cls.config_keys if key not in cls.state_names)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name in self.state_names and self.__dict__.get("_constructed") and name not in self._state_names:
+            raise DLFormatError(
+                f"{type(self).__name__} has HasStateInputs true: its state comes from the inputs, and "
+                f"{name} cannot be set"
+            )
+        super().__setattr__(name, value)
+
+    @property
+    def _state_size(self) -> int:
+        return self.directions * int(self.NumHiddenUnits)
+
+    def _check_properties(self) -> None:
+        if self.HasStateInputs:
+            given = [name for name in self.state_names if self._buffers.get(name) is not None]
+            if given:
+                raise DLFormatError(
+                    f"{type(self).__name__}: with HasStateInputs true the state comes from the inputs; "
+                    f"do not set {' or '.join(given)}"
+                )
+        else:
+            for name in self.state_names:
+                self._buffers[name] = self._initial_state(name, self._buffers.get(name))
+                self._state_names.append(name)
+        ports = tuple(name.removesuffix("State").lower() for name in self.state_names)  # hidden, cell
+        self._ports = {
+            "in": ("in", *ports) if self.HasStateInputs else ("in",),
+            "out": ("out", *ports) if self.HasStateOutputs else ("out",),
+        }
+
+    def _initial_state(self, name: str, value: Any) -> torch.Tensor:
+        if value is None:
+            return torch.zeros(self._state_size, 1, dtype=self._like.dtype, device=self._like.device)
+        tensor = torch.as_tensor(value._data if isinstance(value, DLArray) else value)
+        if tensor.numel() != self._state_size or not tensor.is_floating_point():
+            raise DLFormatError(
+                f"{type(self).__name__} {name} must be a floating {self._state_size} × 1 vector; got "
+                f"{_validate.matlab_size(tuple(tensor.shape)) or 'a scalar'} of {tensor.dtype}"
+            )
+        return tensor.detach().clone().reshape(self._state_size, 1).to(self._like.device)
+
+    def _rows(self) -> int:
+        return self.gates * self.directions * int(self.NumHiddenUnits)
+
+    def _bias_rows(self) -> int:
+        return self._rows()
+
+    def _learnable_shape(self, name: str) -> tuple[int, ...]:
+        columns = {"InputWeights": None, "RecurrentWeights": self.NumHiddenUnits, "Bias": 1}[name]
+        if name == "Bias":
+            return (self._bias_rows(), 1)
+        return (self._rows(), self._fixed_size(name) if columns is None else columns)
+
+    def _size_from_given(self, given: dict[str, Any]) -> int | None:
+        shape = tuple(getattr(given.get("InputWeights"), "shape", ()))
+        return int(shape[1]) if len(shape) == 2 else None
+
+    def _size_of(self, X: DLArray) -> int:
+        return flattened_size(X._fmt, tuple(X.shape))
+
+    def predict(self, X: DLArray, *states: Any) -> Any:
+        X = require_dimensions(X, "C", self._caller)
+        floating_data(X._data, self._caller())
+        self._fit_input(X)
+        given = states if self.HasStateInputs else tuple(self._buffers[name] for name in self.state_names)
+        labels = (
+            tuple(f"{name} input" for name in self.InputNames[1:])
+            if self.HasStateInputs
+            else self.state_names
+        )
+        Y, *final = self._run(X, given, labels)
+        if not self.HasStateInputs:
+            for name, value in zip(self.state_names, final, strict=True):
+                setattr(self, name, value)
+        if self.OutputMode == "last" and "T" in Y._fmt:
+            Y = DLArray._wrap(Y._data[..., -1], Y._fmt.replace("T", ""))  # T is last in canonical order
+        if not self.HasStateOutputs:
+            return Y
+        return (Y, *(DLArray._wrap(value, "CB") for value in final))
+
+    def _run(self, X: DLArray, states: tuple[Any, ...], labels: tuple[str, ...]) -> tuple[Any, ...]:
+        return self.operation(
+            self._caller(),
+            X,
+            *states,
+            self.InputWeights,
+            self.RecurrentWeights,
+            self.Bias,
+            state_activation=self.StateActivationFunction,
+            gate_activation=self.GateActivationFunction,
+            labels=labels,
+            **self._operation_options(),
+        )
+
+    def _operation_options(self) -> dict[str, Any]:
+        """The options of this layer's operation beyond those all three share."""
+        raise NotImplementedError
+
+
+class LSTMLayer(RecurrentLayer):
+    """Long short-term memory over the ``T`` dimension, as MATLAB's ``lstmLayer`` computes it.
+
+    Per time step: ``[i; f; g; o] = InputWeights x + RecurrentWeights h + Bias`` (gate blocks
+    in MATLAB's order: input, forget, cell candidate, output), ``c = σ(f)·c + σ(i)·tanh(g)``,
+    ``h = σ(o)·tanh(c)``, with ``σ`` the ``GateActivationFunction`` and ``tanh`` the
+    ``StateActivationFunction``; see :func:`dlformat.functional.lstm`. The default activations
+    run on torch's fused LSTM kernel (cuDNN on a GPU); ``"softsign"`` or ``"hard-sigmoid"`` loop
+    over the time steps.
+
+    Args:
+        NumHiddenUnits: the hidden size; the output has ``NumHiddenUnits`` channels.
+        OutputMode: ``"sequence"`` (every time step) or ``"last"`` (the last one; ``T`` dropped).
+        HasStateInputs: inputs ``"hidden"`` and ``"cell"`` (``"CB"``) give the initial state
+            (``HiddenState``/``CellState`` are then unset). HasStateOutputs: outputs
+            ``"hidden"`` and ``"cell"`` return the final state (``"CB"``).
+        StateActivationFunction: ``"tanh"`` or ``"softsign"``. GateActivationFunction:
+            ``"sigmoid"`` or ``"hard-sigmoid"``.
+        InputSize: ``"auto"`` (from the first input) or the input features (``S`` and ``C`` flattened).
+        InputWeights: ``4*NumHiddenUnits × InputSize``; RecurrentWeights:
+            ``4*NumHiddenUnits × NumHiddenUnits``; Bias: ``4*NumHiddenUnits × 1``.
+        InputWeightsInitializer: ``"glorot"`` (default), ``"he"``, ``"orthogonal"``,
+            ``"narrow-normal"``, ``"zeros"``, ``"ones"`` or a callable ``f(sz)``;
+            RecurrentWeightsInitializer likewise, default ``"orthogonal"``; BiasInitializer:
+            ``"unit-forget-gate"`` (default: ones for the forget gate, zeros elsewhere),
+            ``"narrow-normal"``, ``"ones"``, ``"zeros"`` or a callable.
+        InputWeightsLearnRateFactor, RecurrentWeightsLearnRateFactor, BiasLearnRateFactor,
+            InputWeightsL2Factor, RecurrentWeightsL2Factor: default 1; BiasL2Factor: default 0.
+            Scalars only (MATLAB's per-gate vectors are refused).
+        HiddenState, CellState: initial state, ``NumHiddenUnits × 1`` (default zeros).
+        Name: the layer name.
+        device, dtype, generator: torch factory arguments for the learnables.
+
+    Shape:
+        - Input: a dlarray with ``C`` (``"CBT"``, ``"CT"``, ``"CB"``: one time step; ``S``
+          dimensions are flattened into the features).
+        - Output: ``"CBT"`` for ``"CBT"`` (``"CB"`` with ``OutputMode="last"``), ``C`` of size
+          ``NumHiddenUnits``.
+
+    Examples:
+        >>> layer = dlf.lstmLayer(32)
+        >>> Y = layer(dlf.dlarray(torch.randn(16, 4, 10), "CBT"))
+        >>> dlf.dims(Y), tuple(Y.shape), tuple(layer.InputWeights.shape), tuple(layer.HiddenState.shape)
+        ('CBT', (32, 4, 10), (128, 16), (32, 4))
+    """
+
+    default_name = "lstm"
+    matlab_type = "LSTM"
+    operation = staticmethod(run_lstm)
+    state_names = ("HiddenState", "CellState")
+
+    BiasInitializer = initializer_property("unit-forget-gate", names=LSTM_BIAS_INITIALIZERS)
+    CellState = Property(
+        _state_value, default=None, buffer=True, group=STATE_GROUP, doc="Cell state of the next call."
+    )
+
+    def _initializer(self, name: str) -> tuple[str | Callable[..., object], int, int]:
+        initializer, num_in, num_out = super()._initializer(name)
+        if initializer == "unit-forget-gate":
+            return self._unit_forget_gate, num_in, num_out
+        return initializer, num_in, num_out
+
+    def _unit_forget_gate(self, size: tuple[int, ...]) -> torch.Tensor:
+        """MATLAB's "unit-forget-gate": ones for the forget gate's bias, zeros elsewhere."""
+        bias = torch.zeros(self.directions, self.gates, int(self.NumHiddenUnits))
+        bias[:, FORGET_GATE] = 1.0
+        return bias.reshape(size)
+
+    def _operation_options(self) -> dict[str, Any]:
+        return {"directions": self.directions}
+
+
+class BiLSTMLayer(LSTMLayer):
+    """Bidirectional LSTM, MATLAB's ``bilstmLayer``: one LSTM forward in time and one backward.
+
+    Every matrix stacks the forward direction's rows over the backward's (``InputWeights``
+    ``8*NumHiddenUnits × InputSize``, ``RecurrentWeights`` ``8*NumHiddenUnits ×
+    NumHiddenUnits``, ``Bias`` ``8*NumHiddenUnits × 1``, each half in the LSTM gate order), and
+    the output concatenates the forward then the backward hidden state along ``C``
+    (``2*NumHiddenUnits`` channels); ``HiddenState``/``CellState`` are ``2*NumHiddenUnits × 1``
+    likewise. ``OutputMode="last"`` gives the last time step of that output: the forward
+    direction's final state and the backward direction's state after its first step (the last
+    input). Options as for :class:`LSTMLayer`.
+
+    Examples:
+        >>> layer = dlf.bilstmLayer(8, OutputMode="last")
+        >>> Y = layer(dlf.dlarray(torch.randn(5, 3, 7), "CBT"))
+        >>> dlf.dims(Y), tuple(Y.shape), tuple(layer.InputWeights.shape)
+        ('CB', (16, 3), (64, 5))
+    """
+
+    default_name = "bilstm"
+    matlab_type = "BiLSTM"
+    directions = 2
+
+
+class GRULayer(RecurrentLayer):
+    """Gated recurrent unit over the ``T`` dimension, as MATLAB's ``gruLayer`` computes it.
+
+    Gate blocks in MATLAB's order reset, update, candidate; ``ResetGateMode`` places the reset
+    gate (see :func:`dlformat.functional.gru`): ``"after-multiplication"`` (default),
+    ``"before-multiplication"`` or ``"recurrent-bias-after-multiplication"`` (``Bias`` then
+    ``6*NumHiddenUnits × 1``: the input biases, then the recurrent ones). The after-modes with
+    the default activations run on torch's fused GRU kernel; the rest loop over time steps.
+
+    Args:
+        NumHiddenUnits, OutputMode, StateActivationFunction, GateActivationFunction, InputSize:
+            as for :class:`LSTMLayer`.
+        HasStateInputs, HasStateOutputs: an extra ``"hidden"`` input / output (``"CB"``).
+        ResetGateMode: see above.
+        InputWeights: ``3*NumHiddenUnits × InputSize``; RecurrentWeights: ``3*NumHiddenUnits ×
+            NumHiddenUnits``; Bias: ``3*NumHiddenUnits × 1`` (``6*`` in the recurrent-bias mode).
+        InputWeightsInitializer (``"glorot"``), RecurrentWeightsInitializer (``"orthogonal"``):
+            as for :class:`LSTMLayer`; BiasInitializer: ``"zeros"`` (default), ``"narrow-normal"``,
+            ``"ones"`` or a callable.
+        The factors: as for :class:`LSTMLayer`.
+        HiddenState: initial hidden state, ``NumHiddenUnits × 1`` (default zeros).
+        Name: the layer name.
+        device, dtype, generator: torch factory arguments for the learnables.
+
+    Examples:
+        >>> layer = dlf.gruLayer(6, ResetGateMode="recurrent-bias-after-multiplication")
+        >>> Y = layer(dlf.dlarray(torch.randn(4, 2, 9), "CBT"))
+        >>> dlf.dims(Y), tuple(Y.shape), tuple(layer.Bias.shape)
+        ('CBT', (6, 2, 9), (36, 1))
+    """
+
+    default_name = "gru"
+    matlab_type = "GRU"
+    operation = staticmethod(run_gru)
+    gates = GRU_GATES
+
+    ResetGateMode = choice_property(RESET_GATE_MODES, "after-multiplication", "Where the reset gate acts.")
+    BiasInitializer = initializer_property("zeros", names=GRU_BIAS_INITIALIZERS)
+
+    def _bias_rows(self) -> int:
+        return self._rows() * (2 if self.ResetGateMode == "recurrent-bias-after-multiplication" else 1)
+
+    def _operation_options(self) -> dict[str, Any]:
+        return {"reset_gate_mode": self.ResetGateMode}
+
+
+lstmLayer = matlab_constructor(LSTMLayer, "lstmLayer")
+bilstmLayer = matlab_constructor(BiLSTMLayer, "bilstmLayer")
+gruLayer = matlab_constructor(GRULayer, "gruLayer")

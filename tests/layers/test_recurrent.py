@@ -1,0 +1,306 @@
+"""``lstmLayer``, ``bilstmLayer`` and ``gruLayer``: values against the float64 NumPy references of
+MATLAB's equations (tests/functional/test_recurrent.py), weight shapes and initializers,
+OutputMode, state ports, the layer's state carried between calls, and errors."""
+
+from __future__ import annotations
+
+import copy
+import inspect
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+import dlformat as dlf
+from dlformat import DLFormatError
+from dlformat.layers import _initializers
+
+from ..functional.test_recurrent import gru_reference, lstm_reference
+
+FIXTURES = Path(__file__).resolve().parents[2] / "compat_fixtures" / "layers"
+D, B, T, H = 3, 2, 6, 4
+
+
+def numpy(value):
+    return (
+        dlf.extractdata(value).detach().numpy() if isinstance(value, dlf.DLArray) else value.detach().numpy()
+    )
+
+
+def sequence(seed=0, shape=(D, B, T)):
+    x = 1.5 * np.random.default_rng(seed).standard_normal(shape)
+    return x, dlf.dlarray(torch.from_numpy(x), "CBT")
+
+
+@pytest.mark.parametrize(
+    ("construct", "rows"),
+    [
+        pytest.param(dlf.lstmLayer, 4 * 32, id="lstm"),
+        pytest.param(dlf.bilstmLayer, 8 * 32, id="bilstm"),
+        pytest.param(dlf.gruLayer, 3 * 32, id="gru"),
+    ],
+)
+def test_learnable_shapes_follow_the_first_input(construct, rows):
+    layer = construct(32)
+    assert layer.InputSize == "auto" and layer.InputWeights is None
+    layer(dlf.dlarray(torch.randn(16, 2, 5), "CBT"))
+    assert tuple(layer.InputWeights.shape) == (rows, 16)
+    assert tuple(layer.RecurrentWeights.shape) == (rows, 32)
+    assert tuple(layer.Bias.shape) == (rows, 1)
+    assert layer.InputSize == 16 and layer.NumHiddenUnits == 32
+
+
+def test_default_initializers_glorot_orthogonal_unit_forget_gate():
+    layer = dlf.lstmLayer(8, InputSize=5, dtype=torch.float64)
+    bound = np.sqrt(6 / (5 + 4 * 8))  # MATLAB's glorot: numIn = InputSize, numOut = 4*NumHiddenUnits
+    assert layer.InputWeights.abs().max() <= bound
+    R = layer.RecurrentWeights.detach()
+    torch.testing.assert_close(R.T @ R, torch.eye(8, dtype=torch.float64))  # orthonormal columns
+    expected = np.concatenate([np.zeros(8), np.ones(8), np.zeros(16)])  # input, forget, candidate, output
+    np.testing.assert_array_equal(numpy(layer.Bias)[:, 0], expected)
+
+
+def test_bilstm_unit_forget_gate_in_both_directions_and_gru_bias_zeros():
+    bias = numpy(dlf.bilstmLayer(2, InputSize=3).Bias)[:, 0]
+    np.testing.assert_array_equal(bias, np.tile([0, 0, 1, 1, 0, 0, 0, 0], 2))
+    assert not dlf.gruLayer(2, InputSize=3).Bias.any()
+
+
+@pytest.mark.parametrize("shape", [(12, 3), (3, 12), (5, 5)])
+def test_orthogonal_initializer_tall_wide_and_square(shape):
+    q = _initializers.initialize(
+        "orthogonal", shape, num_in=shape[1], num_out=shape[0], dtype=torch.float64, device=None
+    )
+    small = min(shape)
+    gram = q.T @ q if shape[0] >= shape[1] else q @ q.T
+    torch.testing.assert_close(gram, torch.eye(small, dtype=torch.float64))
+
+
+def test_initializer_names_per_property():
+    layer = dlf.lstmLayer(2, InputWeightsInitializer="orthogonal", BiasInitializer="narrow-normal")
+    assert layer.InputWeightsInitializer == "orthogonal"
+    with pytest.raises(DLFormatError, match="BiasInitializer"):
+        dlf.lstmLayer(2, BiasInitializer="orthogonal")
+    with pytest.raises(DLFormatError, match="BiasInitializer"):
+        dlf.gruLayer(2, BiasInitializer="unit-forget-gate")
+    with pytest.raises(DLFormatError, match="WeightsInitializer"):
+        dlf.fullyConnectedLayer(2, WeightsInitializer="orthogonal")  # only the recurrent layers take it
+
+
+@pytest.mark.parametrize(
+    ("state", "gate"),
+    [("tanh", "sigmoid"), ("softsign", "hard-sigmoid")],
+)
+@pytest.mark.parametrize("mode", ["sequence", "last"])
+def test_lstm_layer_values(state, gate, mode):
+    x, X = sequence(1)
+    layer = dlf.lstmLayer(
+        H, OutputMode=mode, StateActivationFunction=state, GateActivationFunction=gate,
+        InputSize=D, BiasInitializer="narrow-normal", dtype=torch.float64,
+    )  # fmt: skip
+    Y = layer(X)
+    zeros = np.zeros((H, B))
+    W, R, b = numpy(layer.InputWeights), numpy(layer.RecurrentWeights), numpy(layer.Bias)
+    expected, h, c = lstm_reference(x, zeros, zeros, W, R, b, state, gate)
+    if mode == "last":
+        expected = expected[:, :, -1]
+    assert dlf.dims(Y) == ("CBT" if mode == "sequence" else "CB")
+    np.testing.assert_allclose(numpy(Y), expected, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(numpy(layer.HiddenState), h, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(numpy(layer.CellState), c, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize(
+    "mode", ["after-multiplication", "before-multiplication", "recurrent-bias-after-multiplication"]
+)
+def test_gru_layer_values(mode):
+    x, X = sequence(2)
+    layer = dlf.gruLayer(H, ResetGateMode=mode, BiasInitializer="narrow-normal", dtype=torch.float64)
+    Y = layer(X)
+    W, R, b = numpy(layer.InputWeights), numpy(layer.RecurrentWeights), numpy(layer.Bias)
+    expected, h = gru_reference(x, np.zeros((H, B)), W, R, b, mode)
+    np.testing.assert_allclose(numpy(Y), expected, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(numpy(layer.HiddenState), h, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("mode", ["sequence", "last"])
+def test_bilstm_is_forward_then_backward_along_c(mode):
+    x, X = sequence(3)
+    layer = dlf.bilstmLayer(H, OutputMode=mode, BiasInitializer="narrow-normal", dtype=torch.float64)
+    Y = layer(X)
+    W, R, b = numpy(layer.InputWeights), numpy(layer.RecurrentWeights), numpy(layer.Bias)[:, 0]
+    zeros = np.zeros((H, B))
+    rows = 4 * H
+    forward, hf, cf = lstm_reference(x, zeros, zeros, W[:rows], R[:rows], b[:rows])
+    backward, hb, cb = lstm_reference(x[:, :, ::-1], zeros, zeros, W[rows:], R[rows:], b[rows:])
+    expected = np.concatenate([forward, backward[:, :, ::-1]], axis=0)
+    if mode == "last":
+        expected = expected[:, :, -1]
+    assert Y.shape[0] == 2 * H
+    np.testing.assert_allclose(numpy(Y), expected, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(numpy(layer.HiddenState), np.concatenate([hf, hb]), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(numpy(layer.CellState), np.concatenate([cf, cb]), rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize(
+    "construct",
+    [
+        pytest.param(lambda: dlf.lstmLayer(H, InputSize=D), id="lstm"),
+        pytest.param(
+            lambda: dlf.lstmLayer(H, InputSize=D, StateActivationFunction="softsign"), id="lstm-looped"
+        ),
+        pytest.param(lambda: dlf.bilstmLayer(H, InputSize=D), id="bilstm"),
+        pytest.param(lambda: dlf.gruLayer(H, InputSize=D), id="gru"),
+        pytest.param(
+            lambda: dlf.gruLayer(H, InputSize=D, ResetGateMode="before-multiplication"), id="gru-before"
+        ),
+    ],
+)
+def test_state_carries_over_between_calls(construct):
+    """Running the steps in two calls, the second starting from the state the first assigned,
+    gives the steps of one call (a bidirectional layer's backward half cannot, and is left out)."""
+    x, X = sequence(4)
+    whole = construct().double()
+    split = copy.deepcopy(whole)
+    Y = whole(X)
+    first = split(dlf.dlarray(torch.from_numpy(x[:, :, :2]), "CBT"))
+    second = split(dlf.dlarray(torch.from_numpy(x[:, :, 2:]), "CBT"))
+    joined = np.concatenate([numpy(first), numpy(second)], axis=2)
+    forward = whole.NumHiddenUnits  # the channels of the forward direction
+    np.testing.assert_allclose(joined[:forward], numpy(Y)[:forward], rtol=1e-12, atol=1e-12)
+    if whole.directions == 1:
+        for name in whole.State:
+            np.testing.assert_allclose(numpy(getattr(split, name)), numpy(getattr(whole, name)), rtol=1e-12)
+
+
+def test_a_state_column_is_used_for_every_observation_and_assigned_state_resets():
+    x, X = sequence(5)
+    h0 = np.random.default_rng(6).standard_normal((H, 1))
+    layer = dlf.gruLayer(H, HiddenState=h0, InputSize=D, dtype=torch.float64)
+    Y = layer(X)
+    W, R, b = numpy(layer.InputWeights), numpy(layer.RecurrentWeights), numpy(layer.Bias)
+    expected, _ = gru_reference(x, np.tile(h0, (1, B)), W, R, b)
+    np.testing.assert_allclose(numpy(Y), expected, rtol=1e-12, atol=1e-12)
+    assert tuple(layer.HiddenState.shape) == (H, B)  # per observation after a call
+    with pytest.raises(DLFormatError, match=f"HiddenState must be {H} × 1 or {H} × 3"):
+        layer(dlf.dlarray(torch.randn(D, 3, T, dtype=torch.float64), "CBT"))
+    layer.HiddenState = torch.from_numpy(h0)  # MATLAB: assign the property to set the state
+    np.testing.assert_allclose(numpy(layer(X)), expected, rtol=1e-12, atol=1e-12)
+
+
+def test_state_inputs_and_outputs():
+    x, X = sequence(7)
+    layer = dlf.lstmLayer(H, HasStateInputs=True, HasStateOutputs=True, InputSize=D, dtype=torch.float64)
+    assert (layer.InputNames, layer.OutputNames, layer.State) == (
+        ("in", "hidden", "cell"),
+        ("out", "hidden", "cell"),
+        (),
+    )
+    assert layer.HiddenState is None
+    h0, c0 = (np.random.default_rng(seed).standard_normal((H, B)) for seed in (8, 9))
+    Y, h, c = layer(X, dlf.dlarray(torch.from_numpy(h0), "CB"), dlf.dlarray(torch.from_numpy(c0), "CB"))
+    W, R, b = numpy(layer.InputWeights), numpy(layer.RecurrentWeights), numpy(layer.Bias)
+    expected, expected_h, expected_c = lstm_reference(x, h0, c0, W, R, b)
+    assert (dlf.dims(Y), dlf.dims(h), dlf.dims(c)) == ("CBT", "CB", "CB")
+    np.testing.assert_allclose(numpy(Y), expected, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(numpy(h), expected_h, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(numpy(c), expected_c, rtol=1e-12, atol=1e-12)
+    with pytest.raises(DLFormatError, match="CellState cannot be set"):
+        layer.CellState = torch.zeros(H, 1)
+    gru = dlf.gruLayer(H, HasStateOutputs=True)
+    assert (gru.InputNames, gru.OutputNames) == (("in",), ("out", "hidden"))
+
+
+def test_in_a_network_after_a_sequence_input_layer():
+    net = dlf.dlnetwork(
+        [dlf.sequenceInputLayer(3), dlf.lstmLayer(5, OutputMode="last"), dlf.fullyConnectedLayer(2)]
+    )
+    Y = dlf.predict(net, dlf.dlarray(torch.randn(3, 4, 9), "CBT"))
+    assert (dlf.dims(Y), tuple(Y.shape)) == ("CB", (2, 4))
+    assert [layer.Name for layer in net.Layers][1] == "lstm"
+
+
+@pytest.mark.parametrize(
+    ("construct", "message"),
+    [
+        pytest.param(lambda: dlf.lstmLayer(0), "NumHiddenUnits", id="hidden-units"),
+        pytest.param(lambda: dlf.lstmLayer(2, OutputMode="first"), "OutputMode", id="output-mode"),
+        pytest.param(lambda: dlf.gruLayer(2, ResetGateMode="never"), "ResetGateMode", id="reset-gate-mode"),
+        pytest.param(
+            lambda: dlf.lstmLayer(2, HasStateInputs="yes"), "HasStateInputs must be true or false", id="flag"
+        ),
+        pytest.param(
+            lambda: dlf.lstmLayer(2, InputWeightsLearnRateFactor=[1, 2, 1, 1]),
+            "per-gate factor vectors are not supported",
+            id="per-gate-factor",
+        ),
+        pytest.param(
+            lambda: dlf.lstmLayer(2, HasStateInputs=True, HiddenState=np.zeros((2, 1))),
+            "do not set HiddenState",
+            id="state-with-state-inputs",
+        ),
+        pytest.param(
+            lambda: dlf.lstmLayer(2, CellState=np.zeros((3, 1))),
+            "CellState must be a floating 2 × 1",
+            id="state-size",
+        ),
+        pytest.param(
+            lambda: dlf.lstmLayer(2, InputWeights=torch.zeros(7, 3)),
+            "InputWeights must have shape 8×3",
+            id="weights",
+        ),
+        pytest.param(
+            lambda: dlf.gruLayer(
+                2, ResetGateMode="recurrent-bias-after-multiplication", Bias=torch.zeros(6, 1)
+            ),
+            "Bias must have shape 12×1",
+            id="gru-recurrent-bias-size",
+        ),
+    ],
+)
+def test_construction_errors(construct, message):
+    with pytest.raises(DLFormatError, match=message):
+        construct()
+
+
+def test_call_errors():
+    layer = dlf.lstmLayer(2, InputSize=3, Name="enc")
+    with pytest.raises(DLFormatError, match="LSTMLayer 'enc' needs a dlarray with a \"C\" dimension"):
+        layer(dlf.dlarray(torch.randn(2, 5), "BT"))
+    with pytest.raises(DLFormatError, match="has InputSize 3"):
+        layer(dlf.dlarray(torch.randn(4, 2, 5), "CBT"))
+
+
+def test_per_gate_l2_factor_scalar_in_a_one_element_list_is_accepted():
+    layer = dlf.gruLayer(2, BiasL2Factor=[0.5])
+    assert layer.BiasL2Factor == 0.5 and layer.factors("Bias")["L2Factor"] == 0.5
+
+
+@pytest.mark.parametrize("name", ["lstmLayer", "bilstmLayer", "gruLayer"])
+def test_fixture_rows(name):
+    fixture = json.loads((FIXTURES / f"{name}.json").read_text())
+    construct = getattr(dlf, fixture["layer"])
+    for row in fixture["rows"]:
+        layer = construct(*fixture["construct"]["args"], **fixture["construct"]["options"])
+        Y = layer(dlf.dlarray(torch.randn(row["sizes"]), row["input"]))
+        assert dlf.dims(Y) == row["output"], row
+
+
+NETWORK_RESTORES_STATE = "ReturnState" in inspect.signature(dlf.predict).parameters
+
+
+@pytest.mark.skipif(
+    not NETWORK_RESTORES_STATE,
+    reason="needs the networks' State protocol (state_updates_persist, ReturnState)",
+)
+def test_a_network_call_leaves_the_recurrent_state_as_it_was():
+    """MATLAB: predict (and initialize's example run) do not change net.State."""
+    net = dlf.dlnetwork([dlf.sequenceInputLayer(3), dlf.lstmLayer(5), dlf.fullyConnectedLayer(2)])
+    layer = net.Layers[1]
+    assert not layer.HiddenState.any() and not layer.CellState.any()
+    X = dlf.dlarray(torch.randn(3, 4, 9), "CBT")
+    first, second = dlf.predict(net, X), dlf.predict(net, X)
+    torch.testing.assert_close(dlf.stripdims(first), dlf.stripdims(second))
+    assert not layer.HiddenState.any() and tuple(layer.HiddenState.shape) == (5, 1)
