@@ -14,7 +14,7 @@ Options torch has no kernel for (``"softsign"``, ``"hard-sigmoid"``, the GRU's
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 import einops
 import torch
@@ -71,6 +71,20 @@ def _sequence_plan(fmt: str, caller: str) -> tuple[str, str, str]:
     return to_steps, output, back
 
 
+class RecurrentInputs(NamedTuple):
+    """What every recurrent operation takes, unchecked: ``caller`` and the state labels name
+    things in errors; ``states`` pairs each label with its initial value."""
+
+    caller: str
+    X: DLArray
+    states: tuple[tuple[str, Any], ...]
+    weights: Any
+    recurrentWeights: Any
+    bias: Any
+    state_activation: str = "tanh"
+    gate_activation: str = "sigmoid"
+
+
 class _Recurrence:
     """One recurrent operation's inputs, checked and laid out as torch's kernels take them.
 
@@ -80,18 +94,9 @@ class _Recurrence:
     """
 
     def __init__(
-        self,
-        caller: str,
-        X: DLArray,
-        states: tuple[tuple[str, Any], ...],
-        weights: Any,
-        recurrentWeights: Any,
-        bias: Any,
-        *,
-        gates: int,
-        directions: int = 1,
-        bias_sets: int = 1,
+        self, inputs: RecurrentInputs, *, gates: int, directions: int = 1, bias_sets: int = 1
     ) -> None:
+        caller, X, states, weights, recurrentWeights, bias = inputs[:6]
         to_steps, self.output_format, self.back = _sequence_plan(X._fmt, caller)
         x = einops.rearrange(X._data, to_steps)
         W = as_data(weights, f"{caller} weights")
@@ -216,32 +221,11 @@ def _gru_step(
     return step
 
 
-def run_lstm(
-    caller: str,
-    X: DLArray,
-    H0: Any,
-    C0: Any,
-    weights: Any,
-    recurrentWeights: Any,
-    bias: Any,
-    *,
-    state_activation: str = "tanh",
-    gate_activation: str = "sigmoid",
-    directions: int = 1,
-    labels: tuple[str, ...] = ("H0", "C0"),
-) -> tuple[DLArray, torch.Tensor, torch.Tensor]:
-    """The LSTM (``directions`` 2: BiLSTM) of formatted ``X``: output, final hidden and cell state
-    as ``directions*H × B`` tensors. ``caller`` and the state ``labels`` name things in errors."""
-    run = _Recurrence(
-        caller,
-        X,
-        tuple(zip(labels, (H0, C0), strict=True)),
-        weights,
-        recurrentWeights,
-        bias,
-        gates=LSTM_GATES,
-        directions=directions,
-    )
+def run_lstm(inputs: RecurrentInputs, *, directions: int = 1) -> tuple[DLArray, torch.Tensor, torch.Tensor]:
+    """The LSTM (``directions`` 2: BiLSTM): output, final hidden and cell state as
+    ``directions*H × B`` tensors."""
+    run = _Recurrence(inputs, gates=LSTM_GATES, directions=directions)
+    state_activation, gate_activation = inputs.state_activation, inputs.gate_activation
     if state_activation == "tanh" and gate_activation == "sigmoid":
         h0, c0 = (state.contiguous() for state in run.states)
         steps, h, c = torch.lstm(
@@ -254,30 +238,12 @@ def run_lstm(
 
 
 def run_gru(
-    caller: str,
-    X: DLArray,
-    H0: Any,
-    weights: Any,
-    recurrentWeights: Any,
-    bias: Any,
-    *,
-    reset_gate_mode: str = "after-multiplication",
-    state_activation: str = "tanh",
-    gate_activation: str = "sigmoid",
-    labels: tuple[str, ...] = ("H0",),
+    inputs: RecurrentInputs, *, reset_gate_mode: str = "after-multiplication"
 ) -> tuple[DLArray, torch.Tensor]:
-    """The GRU of formatted ``X``: output and final hidden state as an ``H × B`` tensor."""
+    """The GRU: output and final hidden state as an ``H × B`` tensor."""
     recurrent_bias = reset_gate_mode == "recurrent-bias-after-multiplication"
-    run = _Recurrence(
-        caller,
-        X,
-        ((labels[0], H0),),
-        weights,
-        recurrentWeights,
-        bias,
-        gates=GRU_GATES,
-        bias_sets=2 if recurrent_bias else 1,
-    )
+    run = _Recurrence(inputs, gates=GRU_GATES, bias_sets=2 if recurrent_bias else 1)
+    state_activation, gate_activation = inputs.state_activation, inputs.gate_activation
     fused = state_activation == "tanh" and gate_activation == "sigmoid"
     if fused and reset_gate_mode != "before-multiplication":
         params = run.params(recurrent_bias)
@@ -293,18 +259,25 @@ def _state_output(state: torch.Tensor, restore: Callable[[DLArray], DLArray]) ->
     return restore(DLArray._wrap(state, "CB"))
 
 
-@matlab_function
+# the options both recurrent functions take, with MATLAB's defaults
+RECURRENT_OPTIONS = {
+    "DataFormat": None,
+    "StateActivationFunction": "tanh",
+    "GateActivationFunction": "sigmoid",
+}
+
+
+def _activations(options: dict[str, Any]) -> tuple[str, str]:
+    """The checked state and gate activation options."""
+    return (
+        _validate.choice("StateActivationFunction", options["StateActivationFunction"], STATE_ACTIVATIONS),
+        _validate.choice("GateActivationFunction", options["GateActivationFunction"], GATE_ACTIVATIONS),
+    )
+
+
+@matlab_function(shared=RECURRENT_OPTIONS)
 def lstm(
-    X: Any,
-    H0: Any,
-    C0: Any,
-    weights: Any,
-    recurrentWeights: Any,
-    bias: Any,
-    *,
-    DataFormat: str | None = None,
-    StateActivationFunction: str = "tanh",
-    GateActivationFunction: str = "sigmoid",
+    X: Any, H0: Any, C0: Any, weights: Any, recurrentWeights: Any, bias: Any, **options: Any
 ) -> tuple[DLArray, DLArray, DLArray]:
     """MATLAB's ``[Y, hiddenState, cellState] = lstm(X, H0, C0, weights, recurrentWeights, bias)``.
 
@@ -340,24 +313,15 @@ def lstm(
         >>> dlf.dims(Y), tuple(Y.shape), dlf.dims(h), tuple(c.shape)
         ('CBT', (3, 32, 64), 'CB', (3, 32))
     """
-    X, restore = formatted_input(X, DataFormat, "lstm")
+    X, restore = formatted_input(X, options["DataFormat"], "lstm")
+    states = (("H0", H0), ("C0", C0))
     Y, h, c = run_lstm(
-        "lstm",
-        X,
-        H0,
-        C0,
-        weights,
-        recurrentWeights,
-        bias,
-        state_activation=_validate.choice(
-            "StateActivationFunction", StateActivationFunction, STATE_ACTIVATIONS
-        ),
-        gate_activation=_validate.choice("GateActivationFunction", GateActivationFunction, GATE_ACTIVATIONS),
+        RecurrentInputs("lstm", X, states, weights, recurrentWeights, bias, *_activations(options))
     )
     return restore(Y), _state_output(h, restore), _state_output(c, restore)
 
 
-@matlab_function
+@matlab_function(shared=RECURRENT_OPTIONS)
 def gru(
     X: Any,
     H0: Any,
@@ -365,10 +329,8 @@ def gru(
     recurrentWeights: Any,
     bias: Any,
     *,
-    DataFormat: str | None = None,
     ResetGateMode: str = "after-multiplication",
-    StateActivationFunction: str = "tanh",
-    GateActivationFunction: str = "sigmoid",
+    **options: Any,
 ) -> tuple[DLArray, DLArray]:
     """MATLAB's ``[Y, hiddenState] = gru(X, H0, weights, recurrentWeights, bias)``.
 
@@ -404,18 +366,8 @@ def gru(
         >>> dlf.dims(Y), tuple(Y.shape), tuple(h.shape)
         ('CBT', (3, 32, 64), (3, 32))
     """
-    X, restore = formatted_input(X, DataFormat, "gru")
-    Y, h = run_gru(
-        "gru",
-        X,
-        H0,
-        weights,
-        recurrentWeights,
-        bias,
-        reset_gate_mode=_validate.choice("ResetGateMode", ResetGateMode, RESET_GATE_MODES),
-        state_activation=_validate.choice(
-            "StateActivationFunction", StateActivationFunction, STATE_ACTIVATIONS
-        ),
-        gate_activation=_validate.choice("GateActivationFunction", GateActivationFunction, GATE_ACTIVATIONS),
-    )
+    X, restore = formatted_input(X, options["DataFormat"], "gru")
+    mode = _validate.choice("ResetGateMode", ResetGateMode, RESET_GATE_MODES)
+    inputs = RecurrentInputs("gru", X, (("H0", H0),), weights, recurrentWeights, bias, *_activations(options))
+    Y, h = run_gru(inputs, reset_gate_mode=mode)
     return restore(Y), _state_output(h, restore)

@@ -25,6 +25,7 @@ from ..functional._recurrent import (
     LSTM_GATES,
     RESET_GATE_MODES,
     STATE_ACTIVATIONS,
+    RecurrentInputs,
     run_gru,
     run_lstm,
 )
@@ -212,18 +213,17 @@ class RecurrentLayer(Layer):
         return (Y, *(DLArray._wrap(value, "CB") for value in final))
 
     def _run(self, X: DLArray, states: tuple[Any, ...], labels: tuple[str, ...]) -> tuple[Any, ...]:
-        return self.operation(
+        inputs = RecurrentInputs(
             self._caller(),
             X,
-            *states,
+            tuple(zip(labels, states, strict=True)),
             self.InputWeights,
             self.RecurrentWeights,
             self.Bias,
-            state_activation=self.StateActivationFunction,
-            gate_activation=self.GateActivationFunction,
-            labels=labels,
-            **self._operation_options(),
+            self.StateActivationFunction,
+            self.GateActivationFunction,
         )
+        return self.operation(inputs, **self._operation_options())
 
     def _operation_options(self) -> dict[str, Any]:
         """The options of this layer's operation beyond those all three share."""

@@ -243,13 +243,14 @@ def test_gradients_reach_every_parameter(gate):
 def test_fused_kernel_gradients_match_the_step_loop():
     """The default options run torch's fused kernel; its gradients equal those of the per-step
     loop the other options use (run here with the default activations)."""
-    from dlformat.functional._recurrent import LSTM_GATES, _lstm_step, _Recurrence
+    from dlformat.functional._recurrent import LSTM_GATES, RecurrentInputs, _lstm_step, _Recurrence
 
     x, h0, c0, W, R, b = (t(a) for a in lstm_inputs(95))
     params = [value.clone().requires_grad_() for value in (W, R, b)]
     fused, _, _ = F.lstm(dlf.dlarray(x, "CBT"), h0, c0, *params)
     fused_grads = torch.autograd.grad(dlf.stripdims(fused).square().sum(), params)
-    run = _Recurrence("lstm", dlf.dlarray(x, "CBT"), (("H0", h0), ("C0", c0)), *params, gates=LSTM_GATES)
+    inputs = RecurrentInputs("lstm", dlf.dlarray(x, "CBT"), (("H0", h0), ("C0", c0)), *params)
+    run = _Recurrence(inputs, gates=LSTM_GATES)
     looped, _ = run.looped(_lstm_step(torch.tanh, torch.sigmoid))
     loop_grads = torch.autograd.grad(looped.square().sum(), params)
     for fused_grad, loop_grad in zip(fused_grads, loop_grads, strict=True):
