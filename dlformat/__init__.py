@@ -25,8 +25,10 @@ from .networks import (
     forward,
     initialize,
     predict,
+    predictAndUpdateState,
     removeLayers,
     replaceLayer,
+    resetState,
 )
 from .training import (
     MiniBatchQueue,
@@ -81,9 +83,11 @@ __all__ = [
     "mse",
     "param_groups",
     "predict",
+    "predictAndUpdateState",
     "recordMetrics",
     "removeLayers",
     "replaceLayer",
+    "resetState",
     "rmspropupdate",
     "setL2Factor",
     "setLearnRateFactor",
