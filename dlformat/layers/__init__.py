@@ -16,7 +16,18 @@ from .elementwise import (
 from .fully_connected import FullyConnectedLayer, fullyConnectedLayer
 from .function import FunctionLayer, functionLayer
 from .input import FeatureInputLayer, SequenceInputLayer, featureInputLayer, sequenceInputLayer
-from .normalization import LayerNormalizationLayer, layerNormalizationLayer
+from .normalization import (
+    BatchNormalizationLayer,
+    CrossChannelNormalizationLayer,
+    GroupNormalizationLayer,
+    InstanceNormalizationLayer,
+    LayerNormalizationLayer,
+    batchNormalizationLayer,
+    crossChannelNormalizationLayer,
+    groupNormalizationLayer,
+    instanceNormalizationLayer,
+    layerNormalizationLayer,
+)
 from .position_embedding import PositionEmbeddingLayer, positionEmbeddingLayer
 from .rotary import RotaryEmbedding
 from .sinusoidal import SinusoidalPositionEncodingLayer, sinusoidalPositionEncodingLayer
@@ -24,11 +35,15 @@ from .word_embedding import WordEmbeddingLayer, wordEmbeddingLayer
 
 __all__ = [
     "AdditionLayer",
+    "BatchNormalizationLayer",
+    "CrossChannelNormalizationLayer",
     "DropoutLayer",
     "FeatureInputLayer",
     "FullyConnectedLayer",
     "FunctionLayer",
     "GELULayer",
+    "GroupNormalizationLayer",
+    "InstanceNormalizationLayer",
     "Layer",
     "LayerNormalizationLayer",
     "PositionEmbeddingLayer",
@@ -40,11 +55,15 @@ __all__ = [
     "SoftmaxLayer",
     "WordEmbeddingLayer",
     "additionLayer",
+    "batchNormalizationLayer",
+    "crossChannelNormalizationLayer",
     "dropoutLayer",
     "featureInputLayer",
     "fullyConnectedLayer",
     "functionLayer",
     "geluLayer",
+    "groupNormalizationLayer",
+    "instanceNormalizationLayer",
     "layerNormalizationLayer",
     "positionEmbeddingLayer",
     "reluLayer",

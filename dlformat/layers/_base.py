@@ -571,7 +571,11 @@ class Layer(nn.Module, metaclass=_LayerType):
                         f"got {_validate.matlab_size(tensor.shape)}"
                     )
                 tensor = tensor.reshape(expected)  # one value per channel, in any vector shape
-        return tensor.to((self._like if current is None else current).device)
+        if current is None:
+            return tensor.to(self._like.device)
+        # a declared state keeps its dtype (a statistic computed in float64 from double data
+        # stays float32 in a float32 layer); a custom layer's state takes what it is given
+        return tensor.to(current.device, current.dtype if name in self._state_specs else tensor.dtype)
 
     def _property_names(self) -> list[str]:
         return [*self._declared, *self._learnable_names, *self._state_names]
