@@ -45,9 +45,17 @@ EPSILON_DOC = "Added to the variance (positive; default 1e-5)."
 
 
 class _ChannelNormalization(Layer):
-    """What the normalization layers with ``Offset`` and ``Scale`` share: ``NumChannels``
-    (``"auto"``: from the first input), ``Epsilon``, the learnables (one value per channel,
-    ``NumChannels × 1``), their initializers and factors."""
+    """What the normalization layers with ``Offset`` and ``Scale`` share.
+
+    Args:
+        Epsilon: added to the variance (positive; default 1e-5).
+        NumChannels: ``"auto"`` (from the first input) or the channel count.
+        OffsetInitializer: default ``"zeros"``; ScaleInitializer: default ``"ones"``.
+        Offset, Scale: initial ``NumChannels × 1`` values.
+        OffsetLearnRateFactor, ScaleLearnRateFactor, OffsetL2Factor, ScaleL2Factor: default 1.
+        Name: the layer name.
+        device, dtype, generator: torch factory arguments for the learnables.
+    """
 
     lazy_size = "NumChannels"
     lazy_meaning = "channels"
@@ -91,12 +99,9 @@ class LayerNormalizationLayer(_ChannelNormalization):
         OperationDimension: ``"auto"`` (``C`` alone for data with ``T`` or without ``S``; ``S``
             and ``C`` otherwise), ``"channel-only"``, ``"spatial-channel"`` or
             ``"batch-excluded"`` (every dimension but ``B``).
-        NumChannels: ``"auto"`` (from the first input) or the channel count.
-        OffsetInitializer: default ``"zeros"``; ScaleInitializer: default ``"ones"``.
-        Offset, Scale: initial ``NumChannels × 1`` values.
-        OffsetLearnRateFactor, ScaleLearnRateFactor, OffsetL2Factor, ScaleL2Factor: default 1.
-        Name: the layer name.
-        device, dtype, generator: torch factory arguments for the learnables.
+        NumChannels, Offset, Scale, their initializers and factors, Name, device, dtype,
+            generator: as every channel normalization layer takes them (see the module's
+            ``_ChannelNormalization``).
 
     Examples:
         >>> layer = dlf.layerNormalizationLayer(Epsilon=1e-6)
@@ -131,13 +136,9 @@ class BatchNormalizationLayer(_ChannelNormalization):
         TrainedMean, TrainedVariance: initial statistics, one value per channel (default zeros and
             ones once ``NumChannels`` is known); kept ``NumChannels × 1``.
         MeanDecay, VarianceDecay: the decay of the running statistics, in [0, 1] (default 0.1).
-        Epsilon: added to the variance (positive; default 1e-5).
-        NumChannels: ``"auto"`` (from the first input) or the channel count.
-        OffsetInitializer: default ``"zeros"``; ScaleInitializer: default ``"ones"``.
-        Offset, Scale: initial ``NumChannels × 1`` values.
-        OffsetLearnRateFactor, ScaleLearnRateFactor, OffsetL2Factor, ScaleL2Factor: default 1.
-        Name: the layer name.
-        device, dtype, generator: torch factory arguments for the learnables and state.
+        Epsilon, NumChannels, Offset, Scale, their initializers and factors, Name, device,
+            dtype, generator: as every channel normalization layer takes them (see the module's
+            ``_ChannelNormalization``).
 
     Examples:
         >>> layer = dlf.batchNormalizationLayer(Name="bn")
@@ -200,13 +201,9 @@ class GroupNormalizationLayer(_ChannelNormalization):
     Args:
         NumGroups: a positive integer dividing the channel count, ``"all-channels"`` (one group)
             or ``"channel-wise"`` (one group per channel).
-        Epsilon: added to the variance (positive; default 1e-5).
-        NumChannels: ``"auto"`` (from the first input) or the channel count.
-        OffsetInitializer: default ``"zeros"``; ScaleInitializer: default ``"ones"``.
-        Offset, Scale: initial ``NumChannels × 1`` values.
-        OffsetLearnRateFactor, ScaleLearnRateFactor, OffsetL2Factor, ScaleL2Factor: default 1.
-        Name: the layer name.
-        device, dtype, generator: torch factory arguments for the learnables.
+        Epsilon, NumChannels, Offset, Scale, their initializers and factors, Name, device,
+            dtype, generator: as every channel normalization layer takes them (see the module's
+            ``_ChannelNormalization``).
 
     Examples:
         >>> layer = dlf.groupNormalizationLayer(2)
@@ -237,13 +234,9 @@ class InstanceNormalizationLayer(_ChannelNormalization):
     See :func:`dlformat.functional.instancenorm`.
 
     Args:
-        Epsilon: added to the variance (positive; default 1e-5).
-        NumChannels: ``"auto"`` (from the first input) or the channel count.
-        OffsetInitializer: default ``"zeros"``; ScaleInitializer: default ``"ones"``.
-        Offset, Scale: initial ``NumChannels × 1`` values.
-        OffsetLearnRateFactor, ScaleLearnRateFactor, OffsetL2Factor, ScaleL2Factor: default 1.
-        Name: the layer name.
-        device, dtype, generator: torch factory arguments for the learnables.
+        Epsilon, NumChannels, Offset, Scale, their initializers and factors, Name, device,
+            dtype, generator: as every channel normalization layer takes them (see the module's
+            ``_ChannelNormalization``).
 
     Examples:
         >>> layer = dlf.instanceNormalizationLayer()

@@ -70,6 +70,30 @@ LAYERS = [
         (6, 2, 7),
         id="layerNormalization",
     ),
+    pytest.param(
+        lambda **kw: dlf.batchNormalizationLayer(NumChannels=3, Name="bn", **kw),
+        "SSCB",
+        (4, 5, 3, 2),
+        id="batchNormalization",
+    ),
+    pytest.param(
+        lambda **kw: dlf.groupNormalizationLayer(2, NumChannels=4, ScaleInitializer="narrow-normal", **kw),
+        "SCBT",
+        (5, 4, 2, 3),
+        id="groupNormalization",
+    ),
+    pytest.param(
+        lambda **kw: dlf.instanceNormalizationLayer(NumChannels=3, **kw),
+        "SSCB",
+        (4, 5, 3, 2),
+        id="instanceNormalization",
+    ),
+    pytest.param(
+        lambda **kw: dlf.crossChannelNormalizationLayer(4, K=1),
+        "SSCB",
+        (3, 4, 6, 2),
+        id="crossChannelNormalization",
+    ),
     pytest.param(lambda **kw: dlf.reluLayer(), "SSCB", (2, 3, 4, 2), id="relu"),
     pytest.param(lambda **kw: dlf.geluLayer(Approximation="tanh"), "CBT", (3, 2, 4), id="gelu"),
     pytest.param(lambda **kw: dlf.dropoutLayer(0.3), "CB", (3, 4), id="dropout"),
@@ -139,7 +163,7 @@ class TestLayerContract:
         torch.save(layer.state_dict(), buffer)
         buffer.seek(0)
         fresh.load_state_dict(torch.load(buffer))
-        assert sorted(layer.state_dict()) == sorted(layer.learnables)
+        assert sorted(layer.state_dict()) == sorted(layer.learnables + layer.State)
         X = make_input(fmt, sizes)
         torch.testing.assert_close(
             dlf.stripdims(call(fresh, X)), dlf.stripdims(call(layer, X)), rtol=0, atol=0
