@@ -453,14 +453,14 @@ class DLNetwork(nn.Module):
             if ReturnState:
                 return (*results, _state_table(()))
             return results[0] if len(results) == 1 else results
-        before = [{name: layer._buffers[name] for name in layer.State} for layer in stateful]
+        before = _snapshot(stateful)
         try:
             results = self._run(X, Outputs, training)
         except BaseException:
             for layer, saved in zip(stateful, before, strict=True):
                 _put_back(layer, saved)  # a failed call changes no state
             raise
-        after = [{name: layer._buffers[name] for name in layer.State} for layer in stateful]
+        after = _snapshot(stateful)
         for layer, saved in zip(stateful, before, strict=True):
             if not layer.state_updates_persist:
                 _put_back(layer, saved)
@@ -524,10 +524,17 @@ class DLNetwork(nn.Module):
     def run_example(self, examples: tuple[Any, ...] = ()) -> Any:
         """Run ``examples`` (default: :meth:`example_inputs`) once: inference behaviour, no gradients.
 
-        Lazy layers create their learnables on the way, which is what ``initialize`` relies on.
+        Lazy layers create their learnables (and state) on the way, which is what ``initialize``
+        relies on; state the example run assigns is put back, even where updates persist.
         """
-        with torch.no_grad():
-            return self(*(examples or self.example_inputs()), training=False)
+        stateful = self._stateful_layers()
+        before = _snapshot(stateful)
+        try:
+            with torch.no_grad():
+                return self(*(examples or self.example_inputs()), training=False)
+        finally:
+            for layer, saved in zip(stateful, before, strict=True):
+                _put_back(layer, saved)
 
     def load_state_dict(
         self, state_dict: Mapping[str, Any], strict: bool = True, assign: bool = False
@@ -563,6 +570,12 @@ class DLNetwork(nn.Module):
 
 
 STATE_COLUMNS = ("Layer", "Parameter", "Value")
+
+
+def _snapshot(layers: tuple[Layer, ...]) -> list[dict[str, torch.Tensor | None]]:
+    """References to every state value of ``layers``: cheap, as layers replace state tensors
+    rather than change them in place."""
+    return [{name: layer._buffers.get(name) for name in layer.State} for layer in layers]
 
 
 def _put_back(layer: Layer, saved: dict[str, torch.Tensor | None]) -> None:
