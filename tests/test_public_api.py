@@ -11,7 +11,7 @@ PUBLIC = {
     "sinusoidalPositionEncodingLayer",
     # networks: MATLAB's functions with MATLAB's spelling
     "DLNetwork", "dlnetwork", "addLayers", "connectLayers", "disconnectLayers", "removeLayers", "initialize",
-    "forward", "predict", "analyzeNetwork", "replaceLayer", "LayerError",
+    "forward", "predict", "analyzeNetwork", "replaceLayer", "LayerError", "resetState", "predictAndUpdateState",
     # custom layers and the functional core
     "Layer", "FunctionLayer", "functionLayer", "functional", "collate",
     # the layers of MATLAB's transformer examples, class and constructor each
@@ -20,6 +20,10 @@ PUBLIC = {
     "layerNormalizationLayer", "ReLULayer", "reluLayer", "SelfAttentionLayer", "selfAttentionLayer",
     "SequenceInputLayer", "sequenceInputLayer", "SoftmaxLayer", "softmaxLayer", "WordEmbeddingLayer",
     "wordEmbeddingLayer",
+    # normalization layers (issue 13)
+    "BatchNormalizationLayer", "batchNormalizationLayer", "GroupNormalizationLayer", "groupNormalizationLayer",
+    "InstanceNormalizationLayer", "instanceNormalizationLayer", "CrossChannelNormalizationLayer",
+    "crossChannelNormalizationLayer",
     # MATLAB's losses and the custom training loop
     "crossentropy", "indexcrossentropy", "mse", "l1loss", "l2loss", "huber", "training", "dlfeval", "dlgradient",
     "dlupdate", "adamupdate", "sgdmupdate", "rmspropupdate", "minibatchqueue", "MiniBatchQueue",
