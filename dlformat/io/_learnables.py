@@ -19,6 +19,7 @@ from torch import nn
 from .._errors import DLFormatError
 from .._validate import matlab_size
 from ..layers import Layer
+from ..layers._base import _is_vector
 from ._values import CLASS_OF_DTYPE, Entry
 
 COLUMNS = ("Layer", "Parameter", "Value")
@@ -162,7 +163,11 @@ def _fitted(where: str, name: str, parameter: str, value: np.ndarray, target: to
     """``value`` in ``target``'s shape, or a clear error. MATLAB has no 1-D arrays and stores
     per-channel values in its own vector shapes (a length-N vector 1×N or N×1; a batch
     normalization statistic of image data 1×1×N): a vector fits any vector of the same length."""
-    if tuple(value.shape) != tuple(target.shape) and _is_vector(value.shape) and _is_vector(target.shape):
+    if (
+        tuple(value.shape) != tuple(target.shape)
+        and _is_vector(value.shape)
+        and _is_vector(tuple(target.shape))
+    ):
         if value.size == target.numel():
             value = value.reshape(tuple(target.shape), order="F")
     if tuple(value.shape) != tuple(target.shape):
@@ -171,10 +176,6 @@ def _fitted(where: str, name: str, parameter: str, value: np.ndarray, target: to
             f"{matlab_size(value.shape)} in the file but {matlab_size(target.shape)} in the network"
         )
     return value
-
-
-def _is_vector(shape: tuple[int, ...] | torch.Size) -> bool:
-    return sum(size != 1 for size in shape) <= 1
 
 
 def _assign(path: Any, assignments: list[tuple[str, torch.Tensor, np.ndarray]]) -> None:

@@ -565,12 +565,13 @@ class Layer(nn.Module, metaclass=_LayerType):
         if name in self._state_specs and self._sizes_known():
             expected = self._learnable_shape(name)
             if expected is not None and tuple(tensor.shape) != expected:
-                if tensor.numel() != math.prod(expected):
+                vectors = _is_vector(tuple(tensor.shape)) and _is_vector(expected)
+                if not vectors or tensor.numel() != math.prod(expected):
                     raise DLFormatError(
                         f"{label} must have shape {_validate.matlab_size(expected)}; "
                         f"got {_validate.matlab_size(tensor.shape)}"
                     )
-                tensor = tensor.reshape(expected)  # one value per channel, in any vector shape
+                tensor = tensor.reshape(expected)  # one value per channel, in any vector shape (1×1×C)
         if current is None:
             return tensor.to(self._like.device)
         # a declared state keeps its dtype (a statistic computed in float64 from double data
@@ -769,6 +770,11 @@ def _empty_on(device: Any, dtype: torch.dtype) -> torch.Tensor:
 
 def _default(declaration: Property | Factor) -> Any:
     return inspect.Parameter.empty if declaration.default is REQUIRED else declaration.default
+
+
+def _is_vector(shape: tuple[int, ...]) -> bool:
+    """At most one dimension larger than 1: MATLAB's N×1, 1×N and 1×1×N hold the same values."""
+    return sum(size != 1 for size in shape) <= 1
 
 
 def _floating_tensor(label: str, value: object) -> torch.Tensor:

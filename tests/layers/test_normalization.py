@@ -335,3 +335,9 @@ def test_the_format_table_fixture_rows_run(path):
         for training in (True, False):
             Y = layer(dlf.dlarray(torch.randn(sizes), row["input"]), training=training)
             assert dlf.dims(Y) == row["output"] and tuple(Y.shape) == tuple(sizes)
+
+
+def test_a_state_value_of_the_right_count_but_not_a_vector_is_refused():
+    layer = dlf.batchNormalizationLayer(NumChannels=4)
+    with pytest.raises(DLFormatError, match=r"TrainedMean must have shape 4×1; got 2×2"):
+        layer.TrainedMean = torch.ones(2, 2)
