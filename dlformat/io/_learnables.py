@@ -163,14 +163,15 @@ def _fitted(where: str, name: str, parameter: str, value: np.ndarray, target: to
     """``value`` in ``target``'s shape, or a clear error. MATLAB has no 1-D arrays and stores
     per-channel values in its own vector shapes (a length-N vector 1×N or N×1; a batch
     normalization statistic of image data 1×1×N): a vector fits any vector of the same length."""
+    shape = tuple(target.shape)
     if (
-        tuple(value.shape) != tuple(target.shape)
+        value.shape != shape
         and _is_vector(value.shape)
-        and _is_vector(tuple(target.shape))
+        and _is_vector(shape)
+        and value.size == target.numel()
     ):
-        if value.size == target.numel():
-            value = value.reshape(tuple(target.shape), order="F")
-    if tuple(value.shape) != tuple(target.shape):
+        value = value.reshape(shape)  # a vector's values are in the same order in every vector shape
+    if value.shape != shape:
         raise DLFormatError(
             f"{where}: layer {name!r} parameter {parameter!r} is "
             f"{matlab_size(value.shape)} in the file but {matlab_size(target.shape)} in the network"
