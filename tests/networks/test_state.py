@@ -248,3 +248,12 @@ def test_compiled_network_with_batch_normalization_matches_eager():
     got, expected = compiled(X, training=True), twin(X, training=True)
     torch.testing.assert_close(dlf.stripdims(got), dlf.stripdims(expected))
     torch.testing.assert_close(net.State.Value[0], twin.State.Value[0])
+
+
+def test_compiled_network_puts_back_non_persisting_state():
+    net = dlf.dlnetwork([dlf.featureInputLayer(3, Name="in"), CountingState(Name="rnn")])
+    compiled = torch.compile(net, fullgraph=True, backend="eager")
+    Y, state = compiled(dlf.dlarray(torch.zeros(3, 2), "CB"), training=False, ReturnState=True)
+    torch.testing.assert_close(dlf.extractdata(Y), torch.full((3, 2), 6.0))
+    torch.testing.assert_close(state.Value[0], torch.full((3, 1), 6.0))
+    torch.testing.assert_close(net.Layers["rnn"].HiddenState, torch.full((3, 1), 5.0))
