@@ -31,8 +31,10 @@ from .networks import (
     initialize,
     layerGraph,
     predict,
+    predictAndUpdateState,
     removeLayers,
     replaceLayer,
+    resetState,
 )
 from .training import (
     MiniBatchQueue,
@@ -94,9 +96,11 @@ __all__ = [
     "padsequences",
     "param_groups",
     "predict",
+    "predictAndUpdateState",
     "recordMetrics",
     "removeLayers",
     "replaceLayer",
+    "resetState",
     "rmspropupdate",
     "setL2Factor",
     "setLearnRateFactor",

@@ -156,6 +156,14 @@ def probability(name: str, value: object) -> float:
     return float(number)
 
 
+def unit_interval(name: str, value: object) -> float:
+    """A number in [0, 1], as MATLAB's batch normalization decays are."""
+    number = _real_scalar(value)
+    if number is None or not 0 <= number <= 1:
+        raise DLFormatError(f"{name} must be a number in [0, 1]; got {describe(value)}")
+    return float(number)
+
+
 def auto_or_positive(name: str, value: object) -> int | str:
     """MATLAB's ``"auto"`` (fixed when the layer first sees data) or a positive integer."""
     if isinstance(value, str) and value.lower() == "auto":

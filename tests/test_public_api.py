@@ -11,11 +11,11 @@ PUBLIC = {
     "sinusoidalPositionEncodingLayer",
     # networks: MATLAB's functions with MATLAB's spelling
     "DLNetwork", "dlnetwork", "addLayers", "connectLayers", "disconnectLayers", "removeLayers", "initialize",
-    "forward", "predict", "analyzeNetwork", "replaceLayer", "LayerError",
     # MATLAB's legacy networks and output layers (issue 13)
     "LayerGraph", "layerGraph", "assembleNetwork", "SeriesNetwork", "DAGNetwork", "classify",
     "ClassificationOutputLayer", "classificationLayer", "RegressionOutputLayer", "regressionLayer",
     "PixelClassificationLayer", "pixelClassificationLayer",
+    "forward", "predict", "analyzeNetwork", "replaceLayer", "LayerError", "resetState", "predictAndUpdateState",
     # custom layers and the functional core
     "Layer", "FunctionLayer", "functionLayer", "functional", "collate",
     # the layers of MATLAB's transformer examples, class and constructor each
@@ -27,6 +27,10 @@ PUBLIC = {
     # the recurrent layers (issue 14)
     "LSTMLayer", "lstmLayer", "BiLSTMLayer", "bilstmLayer", "GRULayer", "gruLayer", "Indexing1DLayer",
     "indexing1dLayer",
+    # normalization layers (issue 13)
+    "BatchNormalizationLayer", "batchNormalizationLayer", "GroupNormalizationLayer", "groupNormalizationLayer",
+    "InstanceNormalizationLayer", "instanceNormalizationLayer", "CrossChannelNormalizationLayer",
+    "crossChannelNormalizationLayer",
     # MATLAB's losses and the custom training loop
     "crossentropy", "indexcrossentropy", "mse", "l1loss", "l2loss", "huber", "training", "dlfeval", "dlgradient",
     "dlupdate", "adamupdate", "sgdmupdate", "rmspropupdate", "minibatchqueue", "MiniBatchQueue", "padsequences",

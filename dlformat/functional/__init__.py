@@ -15,7 +15,7 @@ from ._convolution import dlconv, dltranspconv
 from ._dense import fullyconnect
 from ._embedding import embed
 from ._losses import crossentropy, huber, indexcrossentropy, l1loss, l2loss, mse
-from ._normalization import batchnorm, groupnorm, instancenorm, layernorm
+from ._normalization import batchnorm, crosschannelnorm, groupnorm, instancenorm, layernorm
 from ._pooling import avgpool, maxpool
 from ._position import position_embedding, rotary, sinusoid, timing_signal_1d
 from ._recurrent import gru, lstm
@@ -24,6 +24,7 @@ __all__ = [
     "attention",
     "avgpool",
     "batchnorm",
+    "crosschannelnorm",
     "crossentropy",
     "dlconv",
     "dltranspconv",

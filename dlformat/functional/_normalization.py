@@ -1,4 +1,5 @@
-"""MATLAB's normalization functions: ``layernorm``, ``batchnorm``, ``groupnorm``, ``instancenorm``.
+"""MATLAB's normalization functions: ``layernorm``, ``batchnorm``, ``groupnorm``, ``instancenorm``,
+and ``crosschannelnorm`` (local response normalization, a different kind: see its docstring).
 
 Each takes a formatted input with ``C`` (or ``DataFormat``), subtracts the mean and divides by
 ``sqrt(variance + Epsilon)`` over its own set of dimensions (the variance is the biased one,
@@ -18,6 +19,7 @@ from __future__ import annotations
 from typing import Any
 
 import torch
+import torch.nn.functional as F
 
 from .. import _validate
 from .._dlarray import DLArray
@@ -26,7 +28,7 @@ from .._options import matlab_function
 from .._tracing import cached_plan
 from ._common import as_data, formatted_input, working_dtype
 
-__all__ = ["batchnorm", "groupnorm", "instancenorm", "layernorm"]
+__all__ = ["batchnorm", "crosschannelnorm", "groupnorm", "instancenorm", "layernorm"]
 
 OPERATION_DIMENSIONS = ("auto", "channel-only", "spatial-channel", "batch-excluded")
 
@@ -149,13 +151,6 @@ def _all_but(fmt: str, kept: str) -> tuple[int, ...]:
     return tuple(index for index, label in enumerate(fmt) if label not in kept)
 
 
-def _decay(name: str, value: Any) -> float:
-    number = _validate.real(f"batchnorm: {name}", value)
-    if not 0 <= number <= 1:
-        raise DLFormatError(f"batchnorm: {name} must be a number in [0, 1]; got {_validate.describe(value)}")
-    return number
-
-
 def _statistic(values: torch.Tensor, like: Any, dtype: torch.dtype) -> DLArray:
     """A per-channel statistic as an unformatted dlarray shaped like ``like`` (the given running
     value, or the offset), detached: statistics are state, not learnables."""
@@ -224,7 +219,8 @@ def batchnorm(
     """
     norm = _Normalization("batchnorm", X, offset, scaleFactor, options)
     channel, channels = norm.channel, norm.channels
-    mean_decay, variance_decay = _decay("MeanDecay", MeanDecay), _decay("VarianceDecay", VarianceDecay)
+    mean_decay = _validate.unit_interval("batchnorm: MeanDecay", MeanDecay)
+    variance_decay = _validate.unit_interval("batchnorm: VarianceDecay", VarianceDecay)
     if (mu is None) != (sigmaSq is None):
         raise DLFormatError(
             "batchnorm takes a mean and a variance (trained or running statistics) together, or neither; "
@@ -323,3 +319,53 @@ def instancenorm(X: Any, offset: Any, scaleFactor: Any, **options: Any) -> DLArr
     """
     norm = _Normalization("instancenorm", X, offset, scaleFactor, options)
     return norm.result(_standardized(norm.working(), _all_but(norm.X._fmt, "CB"), norm.epsilon))
+
+
+@matlab_function
+def crosschannelnorm(
+    X: Any,
+    windowSize: Any,
+    *,
+    Alpha: float = 1e-4,
+    Beta: float = 0.75,
+    K: float = 2.0,
+    DataFormat: str | None = None,
+) -> DLArray:
+    """MATLAB's ``Y = crosschannelnorm(X, windowSize)``: local response normalization across channels.
+
+    Each element is divided by ``(K + Alpha · ss / windowSize)^Beta``, where ``ss`` is the sum of
+    squares of the elements at the same position in a window of ``windowSize`` channels: the
+    ``floor((windowSize − 1)/2)`` channels before it, itself, and the ``floor(windowSize/2)``
+    after it (MathWorks, ``crosschannelnorm`` and ``crossChannelNormalizationLayer``); channels
+    past either end count as zeros. For an even window this is the mirror image of torch's
+    ``local_response_norm``, which looks further back than forward.
+
+    Args:
+        X: a formatted dlarray with ``C``, or unformatted data with ``DataFormat``.
+        windowSize: the number of channels in the window, a positive integer.
+        Alpha, Beta, K: the hyperparameters (defaults 1e-4, 0.75, 2).
+
+    Half-precision data is computed in float32 and returned in its own dtype.
+
+    Examples:
+        >>> X = dlf.dlarray(torch.ones(2, 2, 3, 1), "SSCB")
+        >>> Y = F.crosschannelnorm(X, 3, Alpha=1, Beta=1, K=0)
+        >>> dlf.extractdata(Y)[0, 0, :, 0].tolist()  # edge channels see 2 ones, the middle one 3
+        [1.5, 1.0, 1.5]
+    """
+    X, restore = formatted_input(X, DataFormat, "crosschannelnorm", needs="C")
+    window = _validate.positive_integer("crosschannelnorm: windowSize", windowSize)
+    alpha = _validate.real("crosschannelnorm: Alpha", Alpha)
+    beta = _validate.real("crosschannelnorm: Beta", Beta)
+    k = _validate.real("crosschannelnorm: K", K)
+    data = X._data
+    dtype = data.dtype
+    channel = X._fmt.index("C")
+    working = data.to(_computing(dtype))
+    # the squares with channels last, as (positions, 1, channels): one pooling sums every window
+    squares = working.square().movedim(channel, -1)
+    rows = squares.reshape(-1, 1, squares.shape[-1])
+    padded = F.pad(rows, ((window - 1) // 2, window // 2))
+    mean_square = F.avg_pool1d(padded, window, stride=1).reshape(squares.shape).movedim(-1, channel)
+    Y = working / (k + alpha * mean_square).pow(beta)
+    return restore(DLArray._wrap(Y.to(dtype), X._fmt))

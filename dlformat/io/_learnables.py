@@ -2,9 +2,9 @@
 
 The file holds three N×1 cell arrays, ``Layer``, ``Parameter`` and ``Value`` (layer names
 need not be valid MATLAB field names, so a struct would not do). Rows match dlformat
-layers by ``Name`` and learnables by MATLAB parameter name. MATLAB's ``net.State`` may
-come along as a struct ``State`` holding the same three cells; no dlformat layer has
-state yet, so its rows are reported as unexpected.
+layers by ``Name`` and learnables by MATLAB parameter name. MATLAB's ``net.State``
+(batch normalization's ``TrainedMean``, ...) travels as a struct ``State`` holding the same
+three cells, as ``matlab/exportLearnables.m`` writes it; its rows load into the layers' state.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from torch import nn
 from .._errors import DLFormatError
 from .._validate import matlab_size
 from ..layers import Layer
+from ..layers._base import _is_vector
 from ._values import CLASS_OF_DTYPE, Entry
 
 COLUMNS = ("Layer", "Parameter", "Value")
@@ -43,12 +44,12 @@ def _uninitialized(layers: dict[str, Layer], doing: str) -> None:
 def _named_layers(module: nn.Module) -> dict[str, Layer]:
     layers: dict[str, Layer] = {}
     for layer in module.modules():
-        if not isinstance(layer, Layer) or not layer.learnables:
+        if not isinstance(layer, Layer) or not (layer.learnables or layer.State):
             continue
         if not layer.Name:
             raise DLFormatError(
-                f"a {type(layer).__name__} with learnables has no Name; MATLAB's Learnables table "
-                "finds layers by name, so give every such layer a unique Name"
+                f"a {type(layer).__name__} with {'learnables' if layer.learnables else 'state'} has no Name; "
+                "MATLAB's Learnables table finds layers by name, so give every such layer a unique Name"
             )
         if layer.Name in layers:
             raise DLFormatError(f"two layers are named {layer.Name!r}; layer names must be unique")
@@ -68,12 +69,21 @@ def save_learnables(module: nn.Module, path: str | os.PathLike[str], version: st
     rows = [(name, parameter) for name, layer in layers.items() for parameter in layer.learnables]
     if not rows:
         raise DLFormatError("the module holds no named dlformat layer with learnable parameters")
+    variables: dict[str, Any] = _cells(layers, rows)
+    state_rows = [(name, parameter) for name, layer in layers.items() for parameter in layer.State]
+    if state_rows:
+        variables["State"] = _cells(layers, state_rows)
+    savemat(path, variables, version=version)
+
+
+def _cells(layers: dict[str, Layer], rows: list[tuple[str, str]]) -> dict[str, np.ndarray]:
+    """A table's Layer, Parameter and Value columns as N×1 cell arrays."""
     columns = {column: np.empty((len(rows), 1), dtype=object) for column in COLUMNS}
     for index, (name, parameter) in enumerate(rows):
         columns["Layer"][index, 0] = name
         columns["Parameter"][index, 0] = parameter
         columns["Value"][index, 0] = getattr(layers[name], parameter).detach()
-    savemat(path, columns, version=version)
+    return columns
 
 
 def load_learnables(module: nn.Module, path: str | os.PathLike[str], strict: bool = True) -> LearnablesResult:
@@ -104,39 +114,38 @@ def load_learnables(module: nn.Module, path: str | os.PathLike[str], strict: boo
     layers = _named_layers(module)
     _uninitialized(layers, "load learnables")
     state = table.get("State")
+    state_rows = []
     if state is not None:
         if not isinstance(state, dict):
             raise DLFormatError(f"{path}: State must be a struct with Layer, Parameter and Value cells")
         state_rows = _rows(f"{path} (State)", state)
-    assignments: list[tuple[str, nn.Parameter, np.ndarray]] = []
+    assignments: list[tuple[str, torch.Tensor, np.ndarray]] = []
     unexpected: list[str] = []
-    seen: set[tuple[str, str]] = set()
-    for number, (name, parameter, value) in enumerate(rows, start=1):
-        layer = layers.get(name)
-        if layer is None or parameter not in layer.learnables:
-            unexpected.append(f"{name}/{parameter}")
-            continue
-        if (name, parameter) in seen:
-            raise DLFormatError(f"{path} row {number}: {name}/{parameter} appears twice")
-        seen.add((name, parameter))
-        target = getattr(layer, parameter)
-        if target.ndim < 2 and value.shape in ((1, target.numel()), (target.numel(), 1)):
-            # MATLAB has no 1-D or 0-D arrays: a length-N vector is stored 1×N (or N×1)
-            value = value.reshape(target.shape)
-        if tuple(value.shape) != tuple(target.shape):
-            raise DLFormatError(
-                f"{path} row {number}: layer {name!r} parameter {parameter!r} is "
-                f"{matlab_size(value.shape)} in the file but {matlab_size(target.shape)} in the network"
+    missing: list[str] = []
+    for kind, table_rows, label in (("learnables", rows, ""), ("State", state_rows, " (state)")):
+        seen: set[tuple[str, str]] = set()
+        for number, (name, parameter, value) in enumerate(table_rows, start=1):
+            layer = layers.get(name)
+            if layer is None or parameter not in getattr(layer, kind):
+                unexpected.append(f"{name}/{parameter}{label}")
+                continue
+            where = f"{path}{' State' if label else ''} row {number}"
+            if (name, parameter) in seen:
+                raise DLFormatError(f"{where}: {name}/{parameter} appears twice")
+            seen.add((name, parameter))
+            target = getattr(layer, parameter)
+            value = _fitted(where, name, parameter, value, target)
+            assignments.append(
+                (f"layer {name!r} {'state' if label else 'parameter'} {parameter!r}", target, value)
             )
-        assignments.append((f"layer {name!r} parameter {parameter!r}", target, value))
-    if state is not None:
-        unexpected += [f"{name}/{parameter} (state)" for name, parameter, _ in state_rows]
-    missing = [
-        f"{name}/{parameter}"
-        for name, layer in layers.items()
-        for parameter in layer.learnables
-        if (name, parameter) not in seen
-    ]
+        if kind == "learnables" or state is not None:
+            # a file without State (MATLAB's network had none) leaves the state as it is
+            missing += [
+                f"{name}/{parameter}{label}"
+                for name, layer in layers.items()
+                for parameter in getattr(layer, kind)
+                if (name, parameter) not in seen
+            ]
     if strict and (missing or unexpected):
         problems = []
         if missing:
@@ -150,7 +159,27 @@ def load_learnables(module: nn.Module, path: str | os.PathLike[str], strict: boo
     return LearnablesResult(missing, unexpected)
 
 
-def _assign(path: Any, assignments: list[tuple[str, nn.Parameter, np.ndarray]]) -> None:
+def _fitted(where: str, name: str, parameter: str, value: np.ndarray, target: torch.Tensor) -> np.ndarray:
+    """``value`` in ``target``'s shape, or a clear error. MATLAB has no 1-D arrays and stores
+    per-channel values in its own vector shapes (a length-N vector 1×N or N×1; a batch
+    normalization statistic of image data 1×1×N): a vector fits any vector of the same length."""
+    shape = tuple(target.shape)
+    if (
+        value.shape != shape
+        and _is_vector(value.shape)
+        and _is_vector(shape)
+        and value.size == target.numel()
+    ):
+        value = value.reshape(shape)  # a vector's values are in the same order in every vector shape
+    if value.shape != shape:
+        raise DLFormatError(
+            f"{where}: layer {name!r} parameter {parameter!r} is "
+            f"{matlab_size(value.shape)} in the file but {matlab_size(target.shape)} in the network"
+        )
+    return value
+
+
+def _assign(path: Any, assignments: list[tuple[str, torch.Tensor, np.ndarray]]) -> None:
     """Copy every value into its parameter, or none: everything that can be checked is checked
     first, and a copy that still fails puts back the values already replaced."""
     converted: list[torch.Tensor | None] = []
@@ -169,7 +198,7 @@ def _assign(path: Any, assignments: list[tuple[str, nn.Parameter, np.ndarray]]) 
                 f"cannot load learnables from {path}: {what} cannot take the file's value ({error}); "
                 "nothing was assigned"
             ) from None
-    replaced: list[tuple[nn.Parameter, torch.Tensor]] = []
+    replaced: list[tuple[torch.Tensor, torch.Tensor]] = []
     failing = ""
     with torch.no_grad():
         try:

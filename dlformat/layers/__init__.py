@@ -17,7 +17,18 @@ from .fully_connected import FullyConnectedLayer, fullyConnectedLayer
 from .function import FunctionLayer, functionLayer
 from .indexing import Indexing1DLayer, indexing1dLayer
 from .input import FeatureInputLayer, SequenceInputLayer, featureInputLayer, sequenceInputLayer
-from .normalization import LayerNormalizationLayer, layerNormalizationLayer
+from .normalization import (
+    BatchNormalizationLayer,
+    CrossChannelNormalizationLayer,
+    GroupNormalizationLayer,
+    InstanceNormalizationLayer,
+    LayerNormalizationLayer,
+    batchNormalizationLayer,
+    crossChannelNormalizationLayer,
+    groupNormalizationLayer,
+    instanceNormalizationLayer,
+    layerNormalizationLayer,
+)
 from .output import (
     ClassificationOutputLayer,
     PixelClassificationLayer,
@@ -34,15 +45,19 @@ from .word_embedding import WordEmbeddingLayer, wordEmbeddingLayer
 
 __all__ = [
     "AdditionLayer",
+    "BatchNormalizationLayer",
     "BiLSTMLayer",
     "ClassificationOutputLayer",
+    "CrossChannelNormalizationLayer",
     "DropoutLayer",
     "FeatureInputLayer",
     "FullyConnectedLayer",
     "FunctionLayer",
     "GELULayer",
     "GRULayer",
+    "GroupNormalizationLayer",
     "Indexing1DLayer",
+    "InstanceNormalizationLayer",
     "LSTMLayer",
     "Layer",
     "LayerNormalizationLayer",
@@ -57,15 +72,19 @@ __all__ = [
     "SoftmaxLayer",
     "WordEmbeddingLayer",
     "additionLayer",
+    "batchNormalizationLayer",
     "bilstmLayer",
     "classificationLayer",
+    "crossChannelNormalizationLayer",
     "dropoutLayer",
     "featureInputLayer",
     "fullyConnectedLayer",
     "functionLayer",
     "geluLayer",
+    "groupNormalizationLayer",
     "gruLayer",
     "indexing1dLayer",
+    "instanceNormalizationLayer",
     "layerNormalizationLayer",
     "lstmLayer",
     "pixelClassificationLayer",

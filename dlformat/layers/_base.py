@@ -42,6 +42,7 @@ from ._properties import (
     Learnable,
     Named,
     Property,
+    StateParameter,
 )
 
 __all__ = ["Layer", "matlab_constructor"]
@@ -162,6 +163,10 @@ class Layer(nn.Module, metaclass=_LayerType):
     matlab_type: ClassVar[str] = ""  # the kind, as MATLAB's displays write it ("Fully Connected")
     lazy_size: ClassVar[str] = ""  # a size property that may be "auto", fixed by the first input
     Formattable: ClassVar[bool] = True
+    # Whether state a layer assigns while a network runs stays in the network (batch
+    # normalization's running statistics) or is put back after the call, MATLAB's dlnetwork rule
+    # for recurrent state: it changes only when the caller assigns net.State.
+    state_updates_persist: ClassVar[bool] = False
     _has_training_forward: ClassVar[bool] = False
     Description: str = ""
     default_inputs: ClassVar[int] = 1
@@ -170,6 +175,7 @@ class Layer(nn.Module, metaclass=_LayerType):
     # filled in per class by __init_subclass__
     _declared: ClassVar[dict[str, Property | Factor]] = {}
     _learnable_specs: ClassVar[dict[str, Learnable]] = {}
+    _state_specs: ClassVar[dict[str, StateParameter]] = {}
     _declared_signature: ClassVar[inspect.Signature]
     __signature__: ClassVar[inspect.Signature]  # the constructor's: the declared one, or a custom __init__'s
     config_keys: ClassVar[tuple[str, ...]] = ("Name",)
@@ -203,6 +209,7 @@ class Layer(nn.Module, metaclass=_LayerType):
         self._factors: dict[str, dict[str, float]] = {}
         self._learnable_names: list[str] = []
         self._state_names: list[str] = []
+        self._initial_state: dict[str, torch.Tensor] = {}  # what resetState puts back
         self._ports = {
             "in": _port_names("in", self.default_inputs),
             "out": _port_names("out", self.default_outputs),
@@ -213,15 +220,18 @@ class Layer(nn.Module, metaclass=_LayerType):
         # moves with the module (.to, .double, .cuda): lazy learnables are created like it
         self.register_buffer("_like", _empty_on(device, dtype or torch.get_default_dtype()), persistent=False)
         self._given_dtype = dtype
-        given = {name: values.pop(name) for name in self._learnable_specs}
+        given = {name: values.pop(name) for name in (*self._learnable_specs, *self._state_specs)}
         for name in self._learnable_specs:
             self._learnable_names.append(name)
             self._factors[name] = dict.fromkeys(FACTOR_KINDS, 1.0)
             self.register_parameter(name, None)
+        for name in self._state_specs:
+            self._state_names.append(name)
+            self.register_buffer(name, None)
         for name, value in values.items():
             self._declared[name].initialize(self, value)
         self._check_properties()
-        if self._learnable_specs:
+        if self._learnable_specs or self._state_specs:
             self._init_learnables(given, generator)
 
     def _check_properties(self) -> None:
@@ -319,7 +329,17 @@ class Layer(nn.Module, metaclass=_LayerType):
         tensor = _floating_tensor(f"{type(self).__name__} {name}", value)
         self.register_buffer(name, tensor)
         self._state_names.append(name)
+        self._initial_state[name] = tensor.clone()
         return tensor
+
+    def resetState(self) -> None:
+        """MATLAB's ``resetState`` for this layer: every state value back to its initial value
+        (the value given to ``add_state``, or a declared state's constructor value or start value),
+        in the state's current dtype and device. Layers with another rule override it."""
+        for name, initial in self._initial_state.items():
+            current = self._buffers.get(name)
+            like = initial if current is None else current
+            self._buffers[name] = initial.to(device=like.device, dtype=like.dtype, copy=True)
 
     def _check_new_name(self, name: str) -> None:
         if not isinstance(name, str) or not name.isidentifier() or name.startswith("_"):
@@ -330,9 +350,11 @@ class Layer(nn.Module, metaclass=_LayerType):
             raise DLFormatError(f"{type(self).__name__} already has a property or parameter named {name!r}")
 
     def _learnable_shape(self, name: str) -> tuple[int, ...] | None:
-        """The shape a declared learnable must have, from its declaration's property names
-        (``None``: any shape, as for learnables a custom layer adds)."""
-        spec = self._learnable_specs.get(name)
+        """The shape a declared learnable (or state value) must have, from its declaration's
+        property names (``None``: any shape, as for learnables a custom layer adds)."""
+        spec: Learnable | StateParameter | None = self._learnable_specs.get(name) or self._state_specs.get(
+            name
+        )
         if spec is None or not spec.shape:
             return None
         return tuple(
@@ -414,6 +436,7 @@ class Layer(nn.Module, metaclass=_LayerType):
                 raise
             for name, value in learnables.items():
                 self.register_parameter(name, value)
+            self._start_state()
             self.__dict__["_lazy_ready"] = True
 
     def _init_learnables(self, given: dict[str, Any], generator: torch.Generator | None) -> None:
@@ -422,18 +445,35 @@ class Layer(nn.Module, metaclass=_LayerType):
         if not self._sizes_known():
             self._properties[self.lazy_size] = self._size_from_given(given) or "auto"
         checked = {
-            name: self._checked_learnable(name, value, self._like.device)
+            name: self._checked_state(name, value)
+            if name in self._state_specs
+            else self._checked_learnable(name, value, self._like.device)
             for name, value in given.items()
             if value is not None
         }
         for name, value in checked.items():
             if self._given_dtype is not None:
-                value = nn.Parameter(value.detach().to(self._given_dtype))
-            self.register_parameter(name, value)
+                value = value.detach().to(self._given_dtype)
+            if name in self._state_specs:
+                self._buffers[name] = value
+            else:
+                self.register_parameter(name, nn.Parameter(value.detach()))
         if self._sizes_known():
             for name, value in self._draw_missing(generator).items():
                 self.register_parameter(name, value)
+            self._start_state()
         self.__dict__["_lazy_ready"] = self._sizes_known()
+
+    def _start_state(self) -> None:
+        """Give every declared state value without one its start value (zeros or ones), once sizes
+        are known, and remember each one's initial value for ``resetState``."""
+        for name, spec in self._state_specs.items():
+            value = self._buffers.get(name)
+            if value is None:
+                shape = self._learnable_shape(name) or ()
+                fill = torch.zeros if spec.initial == "zeros" else torch.ones
+                value = self._buffers[name] = fill(shape, dtype=self._like.dtype, device=self._like.device)
+            self._initial_state[name] = value.clone()
 
     def _draw_missing(self, generator: torch.Generator | None = None) -> dict[str, nn.Parameter]:
         """New parameters for every missing learnable; assigns nothing."""
@@ -501,9 +541,7 @@ class Layer(nn.Module, metaclass=_LayerType):
             current = self._parameters[name]
             value = self._checked_learnable(name, value, None if current is None else current.device)
         elif name in self.__dict__.get("_state_names", ()):
-            current_state = self._buffers[name]
-            value = _floating_tensor(f"{type(self).__name__} {name}", value)
-            value = value if current_state is None else value.to(current_state.device)
+            value = self._checked_state(name, value)
         elif (
             name[:1].isupper()
             and self.__dict__.get("_constructed")
@@ -517,6 +555,28 @@ class Layer(nn.Module, metaclass=_LayerType):
                 f"{', '.join(self._property_names())}"
             )
         super().__setattr__(name, value)
+
+    def _checked_state(self, name: str, value: object) -> torch.Tensor:
+        """A new value for state ``name``: a detached floating copy on the state's device, of the
+        declared shape where the layer declares one (``StateParameter``)."""
+        label = f"{type(self).__name__} {name}"
+        tensor = _floating_tensor(label, value)
+        current = self._buffers.get(name)
+        if name in self._state_specs and self._sizes_known():
+            expected = self._learnable_shape(name)
+            if expected is not None and tuple(tensor.shape) != expected:
+                vectors = _is_vector(tuple(tensor.shape)) and _is_vector(expected)
+                if not vectors or tensor.numel() != math.prod(expected):
+                    raise DLFormatError(
+                        f"{label} must have shape {_validate.matlab_size(expected)}; "
+                        f"got {_validate.matlab_size(tensor.shape)}"
+                    )
+                tensor = tensor.reshape(expected)  # one value per channel, in any vector shape (1×1×C)
+        if current is None:
+            return tensor.to(self._like.device)
+        # a declared state keeps its dtype (a statistic computed in float64 from double data
+        # stays float32 in a float32 layer); a custom layer's state takes what it is given
+        return tensor.to(current.device, current.dtype if name in self._state_specs else tensor.dtype)
 
     def _property_names(self) -> list[str]:
         return [*self._declared, *self._learnable_names, *self._state_names]
@@ -635,18 +695,23 @@ def _declare(cls: type[Layer]) -> None:
     """Collect a class's declarations (its bases' first) and derive its signature and config keys."""
     declared: dict[str, Property | Factor] = {}
     learnables: dict[str, Learnable] = {}
+    states: dict[str, StateParameter] = {}
     for klass in reversed(cls.__mro__):
         learnables.update(klass.__dict__.get("_learnable_specs", {}))
+        states.update(klass.__dict__.get("_state_specs", {}))
         for name, value in list(vars(klass).items()):
             if isinstance(value, (Property, Factor)):
                 declared[name] = value
             elif isinstance(value, Learnable):
                 learnables[name] = value
-    for name in learnables:
-        if name in vars(cls):  # the parameter lives in _parameters; a class attribute would shadow it
+            elif isinstance(value, StateParameter):
+                states[name] = value
+    for name in (*learnables, *states):
+        if name in vars(cls):  # the value lives in _parameters/_buffers; a class attribute would shadow it
             delattr(cls, name)
     cls._declared = declared
     cls._learnable_specs = learnables
+    cls._state_specs = states
     cls.config_keys = tuple(declared)
     positional = [
         inspect.Parameter(name, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=_default(value))
@@ -658,9 +723,12 @@ def _declare(cls: type[Layer]) -> None:
         for name, value in declared.items()
         if not value.positional and name != "Name"
     ]
-    keywords += [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=None) for name in learnables]
+    keywords += [
+        inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=None)
+        for name in (*learnables, *states)
+    ]
     keywords.append(inspect.Parameter("Name", inspect.Parameter.KEYWORD_ONLY, default=""))
-    if learnables:
+    if learnables or states:
         keywords += [
             inspect.Parameter(key, inspect.Parameter.KEYWORD_ONLY, default=None) for key in TORCH_KEYWORDS
         ]
@@ -702,6 +770,11 @@ def _empty_on(device: Any, dtype: torch.dtype) -> torch.Tensor:
 
 def _default(declaration: Property | Factor) -> Any:
     return inspect.Parameter.empty if declaration.default is REQUIRED else declaration.default
+
+
+def _is_vector(shape: tuple[int, ...]) -> bool:
+    """At most one dimension larger than 1: MATLAB's N×1, 1×N and 1×1×N hold the same values."""
+    return sum(size != 1 for size in shape) <= 1
 
 
 def _floating_tensor(label: str, value: object) -> torch.Tensor:

@@ -31,6 +31,7 @@ __all__ = [
     "Learnable",
     "Named",
     "Property",
+    "StateParameter",
     "choice_property",
     "factor_properties",
     "initializer_property",
@@ -144,6 +145,28 @@ class Learnable(Named):
         self.__doc__ = doc
 
     if TYPE_CHECKING:  # the declaration leaves the class; the attribute is then the module's parameter
+
+        def __get__(self, layer: Layer | None, owner: type | None = None) -> torch.Tensor: ...
+
+
+class StateParameter(Named):
+    """A state value declared on a layer class (``TrainedMean = StateParameter(...)``), MATLAB's
+    ``properties (State)``: a buffer, listed in the layer's ``State`` and the network's ``State``.
+
+    The constructor takes it as a keyword (initial values, copied and checked against
+    ``shape``); otherwise it starts as ``initial`` (``"zeros"`` or ``"ones"``) once its size
+    is known. Like :class:`Learnable`, the declaration leaves the class: the value lives in
+    the module's ``_buffers``.
+    """
+
+    def __init__(self, *, initial: str, shape: tuple[str | int, ...], doc: str = "") -> None:
+        if initial not in ("zeros", "ones"):
+            raise ValueError(f"initial must be 'zeros' or 'ones'; got {initial!r}")
+        self.initial = initial
+        self.shape = shape
+        self.__doc__ = doc
+
+    if TYPE_CHECKING:  # the declaration leaves the class; the attribute is then the module's buffer
 
         def __get__(self, layer: Layer | None, owner: type | None = None) -> torch.Tensor: ...
 

@@ -1,21 +1,93 @@
-"""MATLAB's ``layerNormalizationLayer``: normalize each observation, then scale and shift per channel."""
+"""MATLAB's normalization layers: layer, batch, group, instance and cross-channel normalization.
+
+The first four normalize with a mean and variance over their own set of dimensions, then scale
+and shift each channel by the learnables ``Scale`` and ``Offset``; they share those
+declarations (:class:`_ChannelNormalization`) and differ in what one mean spans (see
+``dlformat.functional``). ``crossChannelNormalizationLayer`` is local response normalization,
+without learnables.
+"""
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from .. import _validate
 from .._dlarray import DLArray, require_dimensions
-from ..functional import layernorm
+from .._errors import DLFormatError
+from ..functional import batchnorm, crosschannelnorm, groupnorm, instancenorm, layernorm
 from ..functional._common import floating_data
-from ..functional._normalization import OPERATION_DIMENSIONS
+from ..functional._normalization import GROUPINGS, OPERATION_DIMENSIONS
 from ._base import Layer, matlab_constructor
-from ._properties import Learnable, Property, choice_property, factor_properties, initializer_property
+from ._properties import (
+    Learnable,
+    Property,
+    StateParameter,
+    choice_property,
+    factor_properties,
+    initializer_property,
+)
 
-__all__ = ["LayerNormalizationLayer", "layerNormalizationLayer"]
+__all__ = [
+    "BatchNormalizationLayer",
+    "CrossChannelNormalizationLayer",
+    "GroupNormalizationLayer",
+    "InstanceNormalizationLayer",
+    "LayerNormalizationLayer",
+    "batchNormalizationLayer",
+    "crossChannelNormalizationLayer",
+    "groupNormalizationLayer",
+    "instanceNormalizationLayer",
+    "layerNormalizationLayer",
+]
+
+EPSILON_DOC = "Added to the variance (positive; default 1e-5)."
 
 
-class LayerNormalizationLayer(Layer):
+class _ChannelNormalization(Layer):
+    """What the normalization layers with ``Offset`` and ``Scale`` share.
+
+    Args:
+        Epsilon: added to the variance (positive; default 1e-5).
+        NumChannels: ``"auto"`` (from the first input) or the channel count.
+        OffsetInitializer: default ``"zeros"``; ScaleInitializer: default ``"ones"``.
+        Offset, Scale: initial ``NumChannels × 1`` values.
+        OffsetLearnRateFactor, ScaleLearnRateFactor, OffsetL2Factor, ScaleL2Factor: default 1.
+        Name: the layer name.
+        device, dtype, generator: torch factory arguments for the learnables.
+    """
+
+    lazy_size = "NumChannels"
+    lazy_meaning = "channels"
+
+    NumChannels = Property(
+        _validate.auto_or_positive, default="auto", read_only=True, doc='"auto" or the channel count.'
+    )
+    Epsilon = Property(_validate.positive, default=1e-5, doc=EPSILON_DOC)
+    Offset = Learnable(initializer="OffsetInitializer", shape=("NumChannels", 1))
+    Scale = Learnable(initializer="ScaleInitializer", shape=("NumChannels", 1))
+    OffsetInitializer = initializer_property("zeros")
+    ScaleInitializer = initializer_property("ones")
+    OffsetLearnRateFactor, OffsetL2Factor = factor_properties("Offset")
+    ScaleLearnRateFactor, ScaleL2Factor = factor_properties("Scale")
+
+    def _size_from_given(self, given: dict[str, Any]) -> int | None:
+        """The channel count from any per-channel value given at construction (its element count:
+        MATLAB's values are NumChannels × 1, or 1 × 1 × NumChannels for images)."""
+        sizes = [math.prod(getattr(value, "shape", ())) for value in given.values() if value is not None]
+        return sizes[0] if sizes else None
+
+    def _size_of(self, X: DLArray) -> int:
+        return X.shape[X._fmt.index("C")]
+
+    def _checked_input(self, X: DLArray) -> DLArray:
+        X = require_dimensions(X, "C", self._caller, '"CB", "SCB", "SSCB", "SSSCB", "CBT", "CT"')
+        floating_data(X._data, self._caller())
+        self._fit_input(X)
+        return X
+
+
+class LayerNormalizationLayer(_ChannelNormalization):
     """Normalizes each observation over its channels (and more, per ``OperationDimension``).
 
     ``Y = (X - mean) / sqrt(var + Epsilon) * Scale + Offset``, with mean and (biased) variance
@@ -27,12 +99,9 @@ class LayerNormalizationLayer(Layer):
         OperationDimension: ``"auto"`` (``C`` alone for data with ``T`` or without ``S``; ``S``
             and ``C`` otherwise), ``"channel-only"``, ``"spatial-channel"`` or
             ``"batch-excluded"`` (every dimension but ``B``).
-        NumChannels: ``"auto"`` (from the first input) or the channel count.
-        OffsetInitializer: default ``"zeros"``; ScaleInitializer: default ``"ones"``.
-        Offset, Scale: initial ``NumChannels × 1`` values.
-        OffsetLearnRateFactor, ScaleLearnRateFactor, OffsetL2Factor, ScaleL2Factor: default 1.
-        Name: the layer name.
-        device, dtype, generator: torch factory arguments for the learnables.
+        NumChannels, Offset, Scale, their initializers and factors, Name, device, dtype,
+            generator: as every channel normalization layer takes them (see the module's
+            ``_ChannelNormalization``).
 
     Examples:
         >>> layer = dlf.layerNormalizationLayer(Epsilon=1e-6)
@@ -42,35 +111,194 @@ class LayerNormalizationLayer(Layer):
     """
 
     default_name = "layernorm"
-    lazy_size = "NumChannels"
-    lazy_meaning = "channels"
 
-    NumChannels = Property(
-        _validate.auto_or_positive, default="auto", read_only=True, doc='"auto" or the channel count.'
-    )
-    Epsilon = Property(_validate.positive, default=1e-5, doc="Added to the variance.")
     OperationDimension = choice_property(OPERATION_DIMENSIONS, "auto", "What one group spans.")
-    Offset = Learnable(initializer="OffsetInitializer", shape=("NumChannels", 1))
-    Scale = Learnable(initializer="ScaleInitializer", shape=("NumChannels", 1))
-    OffsetInitializer = initializer_property("zeros")
-    ScaleInitializer = initializer_property("ones")
-    OffsetLearnRateFactor, OffsetL2Factor = factor_properties("Offset")
-    ScaleLearnRateFactor, ScaleL2Factor = factor_properties("Scale")
-
-    def _size_from_given(self, given: dict[str, Any]) -> int | None:
-        shapes = [tuple(getattr(value, "shape", ())) for value in given.values() if value is not None]
-        return next((int(shape[0]) for shape in shapes if len(shape) == 2), None)
-
-    def _size_of(self, X: DLArray) -> int:
-        return X.shape[X._fmt.index("C")]
 
     def predict(self, X: DLArray) -> DLArray:
-        X = require_dimensions(X, "C", self._caller, '"CB", "SCB", "SSCB", "CBT", "CT"')
-        floating_data(X._data, self._caller())
-        self._fit_input(X)
+        X = self._checked_input(X)
         return layernorm(
             X, self.Offset, self.Scale, Epsilon=self.Epsilon, OperationDimension=self.OperationDimension
         )
 
 
+class BatchNormalizationLayer(_ChannelNormalization):
+    """Normalizes each channel over the batch (and ``S``, ``T``, ``U``), MATLAB's ``batchNormalizationLayer``.
+
+    Training behaviour (``forward``, ``dlf.forward(net, X)``) normalizes by the mini-batch's own
+    mean and (biased) variance per channel and updates the running statistics
+    ``TrainedMean``/``TrainedVariance`` by MathWorks' rule
+    ``trained = decay · batch statistic + (1 − decay) · trained``; inference (``predict``) normalizes
+    by ``TrainedMean`` and ``TrainedVariance``. Then ``· Scale + Offset`` per channel. The running
+    statistics are the layer's State; they stay in a network after ``forward``
+    (``state_updates_persist``). See :func:`dlformat.functional.batchnorm`.
+
+    Args:
+        TrainedMean, TrainedVariance: initial statistics, one value per channel (default zeros and
+            ones once ``NumChannels`` is known); kept ``NumChannels × 1``.
+        MeanDecay, VarianceDecay: the decay of the running statistics, in [0, 1] (default 0.1).
+        Epsilon, NumChannels, Offset, Scale, their initializers and factors, Name, device,
+            dtype, generator: as every channel normalization layer takes them (see the module's
+            ``_ChannelNormalization``).
+
+    Examples:
+        >>> layer = dlf.batchNormalizationLayer(Name="bn")
+        >>> X = dlf.dlarray(torch.randn(5, 5, 3, 8), "SSCB")
+        >>> Y = layer(X, training=True)  # batch statistics; the running ones move towards them
+        >>> layer.State, tuple(layer.TrainedMean.shape)
+        (('TrainedMean', 'TrainedVariance'), (3, 1))
+        >>> Z = layer(X, training=False)  # inference: the trained statistics
+    """
+
+    default_name = "batchnorm"
+    state_updates_persist = True
+
+    TrainedMean = StateParameter(initial="zeros", shape=("NumChannels", 1), doc="Running mean per channel.")
+    TrainedVariance = StateParameter(
+        initial="ones", shape=("NumChannels", 1), doc="Running variance per channel."
+    )
+    MeanDecay = Property(_validate.unit_interval, default=0.1, doc="Decay of the running mean, in [0, 1].")
+    VarianceDecay = Property(
+        _validate.unit_interval, default=0.1, doc="Decay of the running variance, in [0, 1]."
+    )
+
+    def predict(self, X: DLArray) -> DLArray:
+        X = self._checked_input(X)
+        result: DLArray = batchnorm(
+            X, self.Offset, self.Scale, self.TrainedMean, self.TrainedVariance, Epsilon=self.Epsilon
+        )
+        return result
+
+    def forward(self, X: DLArray) -> DLArray:  # type: ignore[override]  # MATLAB's forward, see Layer
+        X = self._checked_input(X)
+        Y, self.TrainedMean, self.TrainedVariance = batchnorm(
+            X,
+            self.Offset,
+            self.Scale,
+            self.TrainedMean,
+            self.TrainedVariance,
+            Epsilon=self.Epsilon,
+            MeanDecay=self.MeanDecay,
+            VarianceDecay=self.VarianceDecay,
+            ReturnStatistics=True,
+        )
+        return Y  # type: ignore[no-any-return]
+
+
+def _group_count(name: str, value: Any) -> int | str:
+    """``NumGroups``: a positive integer, ``"all-channels"`` or ``"channel-wise"``."""
+    if isinstance(value, str):
+        return _validate.choice(name, value, GROUPINGS, also=", or a positive integer")
+    return _validate.positive_integer(name, value)
+
+
+class GroupNormalizationLayer(_ChannelNormalization):
+    """Normalizes each group of channels of each observation, MATLAB's ``groupNormalizationLayer``.
+
+    The channels split into ``NumGroups`` consecutive groups; one mean and (biased) variance span
+    a group's channels and the ``S``, ``T`` and ``U`` dimensions of one observation. Then
+    ``· Scale + Offset`` per channel. See :func:`dlformat.functional.groupnorm`.
+
+    Args:
+        NumGroups: a positive integer dividing the channel count, ``"all-channels"`` (one group)
+            or ``"channel-wise"`` (one group per channel).
+        Epsilon, NumChannels, Offset, Scale, their initializers and factors, Name, device,
+            dtype, generator: as every channel normalization layer takes them (see the module's
+            ``_ChannelNormalization``).
+
+    Examples:
+        >>> layer = dlf.groupNormalizationLayer(2)
+        >>> Y = layer(dlf.dlarray(torch.randn(4, 4, 6, 3), "SSCB"))
+        >>> dlf.dims(Y), tuple(layer.Offset.shape)
+        ('SSCB', (6, 1))
+    """
+
+    default_name = "groupnorm"
+
+    NumGroups = Property(_group_count, positional=True, read_only=True, doc="Groups of channels.")
+
+    def _check_properties(self) -> None:
+        channels, groups = self._properties["NumChannels"], self.NumGroups
+        if isinstance(groups, int) and channels != "auto" and channels % groups:
+            raise DLFormatError(
+                f"GroupNormalizationLayer: NumGroups ({groups}) must divide NumChannels ({channels})"
+            )
+
+    def predict(self, X: DLArray) -> DLArray:
+        X = self._checked_input(X)
+        return groupnorm(X, self.NumGroups, self.Offset, self.Scale, Epsilon=self.Epsilon)
+
+
+class InstanceNormalizationLayer(_ChannelNormalization):
+    """Normalizes each channel of each observation over ``S``, ``T`` and ``U``, MATLAB's
+    ``instanceNormalizationLayer``; then ``· Scale + Offset`` per channel.
+    See :func:`dlformat.functional.instancenorm`.
+
+    Args:
+        Epsilon, NumChannels, Offset, Scale, their initializers and factors, Name, device,
+            dtype, generator: as every channel normalization layer takes them (see the module's
+            ``_ChannelNormalization``).
+
+    Examples:
+        >>> layer = dlf.instanceNormalizationLayer()
+        >>> Y = layer(dlf.dlarray(torch.randn(4, 4, 3, 2), "SSCB"))
+        >>> round(float(dlf.extractdata(Y)[:, :, 0, 0].mean()), 5) == 0
+        True
+    """
+
+    default_name = "instancenorm"
+
+    def predict(self, X: DLArray) -> DLArray:
+        X = self._checked_input(X)
+        return instancenorm(X, self.Offset, self.Scale, Epsilon=self.Epsilon)
+
+
+def _window_size(name: str, value: Any) -> int:
+    """``WindowChannelSize``: a positive integer, at most 16 as MathWorks' current page states."""
+    size = _validate.positive_integer(name, value)
+    if size > 16:
+        raise DLFormatError(f"{name} must be a positive integer at most 16; got {size}")
+    return size
+
+
+class CrossChannelNormalizationLayer(Layer):
+    """Local response normalization across channels, MATLAB's ``crossChannelNormalizationLayer``.
+
+    Each element is divided by ``(K + Alpha · ss / WindowChannelSize)^Beta``, ``ss`` the sum of
+    squares over a window of channels at the same position: ``floor((w − 1)/2)`` channels before,
+    ``floor(w/2)`` after. See :func:`dlformat.functional.crosschannelnorm`.
+
+    Args:
+        WindowChannelSize: the number of channels in the window (a positive integer, at most 16).
+        Alpha: the multiplier (default 1e-4). Beta: the exponent (default 0.75).
+        K: the additive constant (default 2).
+        Name: the layer name.
+
+    Examples:
+        >>> layer = dlf.crossChannelNormalizationLayer(5, K=1)
+        >>> Y = layer(dlf.dlarray(torch.rand(4, 4, 8, 2), "SSCB"))
+        >>> dlf.dims(Y), layer.Alpha, layer.Beta
+        ('SSCB', 0.0001, 0.75)
+    """
+
+    default_name = "crossnorm"
+    matlab_type = "Cross Channel Normalization"
+
+    WindowChannelSize = Property(
+        _window_size, positional=True, read_only=True, doc="Channels in the window (at most 16)."
+    )
+    Alpha = Property(_validate.real, default=1e-4, doc="The multiplier of the windowed mean square.")
+    Beta = Property(_validate.real, default=0.75, doc="The exponent.")
+    K = Property(_validate.real, default=2.0, doc="The additive constant.")
+
+    def predict(self, X: DLArray) -> DLArray:
+        X = require_dimensions(X, "C", self._caller)
+        return crosschannelnorm(X, self.WindowChannelSize, Alpha=self.Alpha, Beta=self.Beta, K=self.K)
+
+
 layerNormalizationLayer = matlab_constructor(LayerNormalizationLayer, "layerNormalizationLayer")
+batchNormalizationLayer = matlab_constructor(BatchNormalizationLayer, "batchNormalizationLayer")
+groupNormalizationLayer = matlab_constructor(GroupNormalizationLayer, "groupNormalizationLayer")
+instanceNormalizationLayer = matlab_constructor(InstanceNormalizationLayer, "instanceNormalizationLayer")
+crossChannelNormalizationLayer = matlab_constructor(
+    CrossChannelNormalizationLayer, "crossChannelNormalizationLayer"
+)

@@ -154,15 +154,16 @@ class RecurrentLayer(Layer):
                 )
         else:
             for name in self.state_names:
-                self._buffers[name] = self._initial_state(name, self._buffers.get(name))
+                value = self._buffers[name] = self._starting_state(name, self._buffers.get(name))
                 self._state_names.append(name)
+                self._initial_state[name] = value.clone()  # what resetState puts back
         ports = tuple(name.removesuffix("State").lower() for name in self.state_names)  # hidden, cell
         self._ports = {
             "in": ("in", *ports) if self.HasStateInputs else ("in",),
             "out": ("out", *ports) if self.HasStateOutputs else ("out",),
         }
 
-    def _initial_state(self, name: str, value: Any) -> torch.Tensor:
+    def _starting_state(self, name: str, value: Any) -> torch.Tensor:
         if value is None:
             return torch.zeros(self._state_size, 1, dtype=self._like.dtype, device=self._like.device)
         tensor = torch.as_tensor(value._data if isinstance(value, DLArray) else value)

@@ -46,8 +46,10 @@ __all__ = [
     "initialize",
     "layerGraph",
     "predict",
+    "predictAndUpdateState",
     "removeLayers",
     "replaceLayer",
+    "resetState",
 ]
 
 Graph = TypeVar("Graph", bound=LayerGraphBase)
@@ -131,26 +133,57 @@ def initialize(net: DLNetwork, *X: Any) -> DLNetwork:
     return _network(net, "initialize").initialize(*X)
 
 
-def forward(net: DLNetwork, *X: Any, Outputs: Sequence[str] | str | None = None) -> Any:
+def forward(
+    net: DLNetwork, *X: Any, Outputs: Sequence[str] | str | None = None, ReturnState: bool = False
+) -> Any:
     """MATLAB's ``forward``: run ``net`` with training behaviour (dropout active), this call only.
 
     Inputs follow ``net.InputNames``; ``Outputs`` picks outputs by name (default
     ``net.OutputNames``). One output is returned as is, several as a tuple.
+    ``ReturnState=True`` returns the updated State table after the outputs, MATLAB's
+    ``[Y, state] = forward(net, X)``; see :meth:`DLNetwork.forward` for which state stays in
+    the network.
     """
-    return _network(net, "forward")(*X, Outputs=Outputs, training=True)
+    return _network(net, "forward")(*X, Outputs=Outputs, training=True, ReturnState=ReturnState)
 
 
-def predict(net: DLNetwork | LegacyNetwork, *X: Any, Outputs: Sequence[str] | str | None = None) -> Any:
+def predict(
+    net: DLNetwork | LegacyNetwork,
+    *X: Any,
+    Outputs: Sequence[str] | str | None = None,
+    ReturnState: bool = False,
+) -> Any:
     """MATLAB's ``predict``: run ``net`` with inference behaviour (dropout off), this call only.
 
-    Gradients are still recorded when enabled, as MATLAB's ``predict`` inside ``dlfeval``. For a
-    ``SeriesNetwork`` or ``DAGNetwork`` (``assembleNetwork``), what reaches its output layers.
+    Gradients are still recorded when enabled, as MATLAB's ``predict`` inside ``dlfeval``.
+    ``ReturnState=True`` returns the updated State table after the outputs, MATLAB's
+    ``[Y, state] = predict(net, X)``. For a ``SeriesNetwork`` or ``DAGNetwork``
+    (``assembleNetwork``), what reaches its output layers.
     """
     if isinstance(net, LegacyNetwork):
-        if Outputs is not None:
+        if Outputs is not None or ReturnState:
             raise DLFormatError(
-                "predict: Outputs is for dlnetwork objects; a SeriesNetwork or DAGNetwork "
-                "returns what reaches each output layer"
+                "predict: Outputs and ReturnState are for dlnetwork objects; a SeriesNetwork or "
+                "DAGNetwork returns what reaches each output layer"
             )
         return net.predict(*X)
-    return _network(net, "predict")(*X, Outputs=Outputs, training=False)
+    return _network(net, "predict")(*X, Outputs=Outputs, training=False, ReturnState=ReturnState)
+
+
+def resetState(net: DLNetwork) -> DLNetwork:
+    """MATLAB's ``net = resetState(net)``: every layer's state back to its initial value
+    (each layer's ``resetState``). Returns ``net`` (changed in place)."""
+    return _network(net, "resetState").resetState()
+
+
+def predictAndUpdateState(net: DLNetwork, *X: Any, Outputs: Sequence[str] | str | None = None) -> Any:
+    """MATLAB's legacy ``[net, Y] = predictAndUpdateState(net, X)``: predict, then assign the state
+    the prediction computed to ``net`` (``net.State = state``). Returns the outputs.
+
+    Examples:
+        >>> net = dlf.dlnetwork([dlf.featureInputLayer(3), dlf.fullyConnectedLayer(2)])
+        >>> Y = dlf.predictAndUpdateState(net, dlf.dlarray(torch.randn(3, 4), "CB"))
+        >>> tuple(Y.shape), len(net.State)
+        ((2, 4), 0)
+    """
+    return _network(net, "predictAndUpdateState").predictAndUpdateState(*X, Outputs=Outputs)

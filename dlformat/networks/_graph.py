@@ -77,6 +77,7 @@ class LayerGraphBase(nn.Module):
         self.layers = nn.ModuleDict()
         self._links: dict[Port, Port] = {}  # destination port -> source port
         self._schedule: _schedule.Schedule | None = None
+        self._stateful: tuple[Layer, ...] | None = None  # the layers with state, cached per graph
 
     @property
     def _by_name(self) -> Mapping[str, Layer]:
@@ -158,6 +159,7 @@ class LayerGraphBase(nn.Module):
 
     def _changed(self) -> None:
         self._schedule = None
+        self._stateful = None
 
     # -- editing (MATLAB's functions, as methods) -----------------------------------------------
     def _admit(self, names: Sequence[str], items: Sequence[Layer]) -> None:
@@ -323,6 +325,8 @@ class DLNetwork(LayerGraphBase):
         InputNames: input layers, and unconnected inputs of other layers (``"add/in2"``).
         OutputNames: layers (or ``"layer/port"``) whose output feeds nothing.
         Learnables: a table with columns ``Layer``, ``Parameter``, ``Value``.
+        State: the layers' state values (batch normalization's ``TrainedMean``, ...) as a table
+            with the same columns; assigning a table (``net.State = state``) sets them.
         Initialized: whether every layer has its learnables.
 
     ``state_dict`` keys are ``layers.<Name>.<Parameter>``, e.g. ``layers.posemb.Weights``.
@@ -348,6 +352,76 @@ class DLNetwork(LayerGraphBase):
     def Initialized(self) -> bool:
         return all(layer.Initialized for layer in self._by_name.values())
 
+    @property
+    def State(self) -> Table:
+        """MATLAB's ``net.State``: one row per state value, ``Layer``, ``Parameter``, ``Value``."""
+        return _state_table(
+            (layer.Name, {name: layer._buffers.get(name) for name in layer.State})
+            for layer in self._stateful_layers()
+        )
+
+    @State.setter
+    def State(self, table: Any) -> None:
+        self._assign_state(table)
+
+    def _assign_state(self, table: Any) -> None:
+        """Set every state value from a State table; all rows are checked before any is set."""
+        rows = _state_rows(table)
+        expected = {(row[0], row[1]) for row in self.State}
+        updates: list[tuple[Layer, str, torch.Tensor]] = []
+        seen: set[tuple[str, str]] = set()
+        for name, parameter, value in rows:
+            if name not in self.layers:
+                known = ", ".join(f"'{known}'" for known in self.layers) or "none"
+                raise DLFormatError(f"State: the network has no layer '{name}'; its layers are: {known}")
+            layer = self._by_name[name]
+            if (name, parameter) not in expected:
+                listed = ", ".join(layer.State) or "none"
+                raise DLFormatError(
+                    f"State: layer '{name}' has no state parameter '{parameter}'; its state parameters "
+                    f"are: {listed}"
+                )
+            if (name, parameter) in seen:
+                raise DLFormatError(f"State: {name}/{parameter} appears twice")
+            seen.add((name, parameter))
+            current = layer._buffers[parameter]
+            assert current is not None  # listed in self.State
+            tensor = layer._checked_state(parameter, value)
+            if tuple(tensor.shape) != tuple(current.shape):
+                raise DLFormatError(
+                    f"State: layer '{name}' parameter '{parameter}' must have size "
+                    f"{_validate.matlab_size(tuple(current.shape))}; got "
+                    f"{_validate.matlab_size(tuple(tensor.shape))}"
+                )
+            updates.append((layer, parameter, tensor.to(current.dtype)))
+        missing = sorted(expected - seen)
+        if missing:
+            raise DLFormatError(
+                "State: the table has no row for "
+                + ", ".join(f"{name}/{parameter}" for name, parameter in missing)
+                + "; give every row of net.State"
+            )
+        for layer, parameter, tensor in updates:
+            layer._buffers[parameter] = tensor
+
+    def resetState(self) -> DLNetwork:
+        """MATLAB's ``net = resetState(net)``: every layer's state back to its initial value."""
+        for layer in self._stateful_layers():
+            layer.resetState()
+        return self
+
+    def predictAndUpdateState(self, *X: Any, Outputs: Sequence[str] | str | None = None) -> Any:
+        """MATLAB's legacy ``[net, Y] = predictAndUpdateState(net, X)``: predict, then keep the state
+        the prediction computed (``net.State = state``). Returns the outputs."""
+        *outputs, state = self(*X, Outputs=Outputs, training=False, ReturnState=True)
+        self.State = state
+        return outputs[0] if len(outputs) == 1 else tuple(outputs)
+
+    def _stateful_layers(self) -> tuple[Layer, ...]:
+        if self._stateful is None:
+            self._stateful = tuple(layer for layer in self._by_name.values() if layer.State)
+        return self._stateful
+
     def _compiled_schedule(self) -> _schedule.Schedule:
         if self._schedule is None:
             outputs = tuple(self._resolve(name, "out") for name in self.OutputNames)
@@ -369,20 +443,61 @@ class DLNetwork(LayerGraphBase):
         self.run_example(X)
         return self
 
-    def predict(self, *X: Any, Outputs: Sequence[str] | str | None = None) -> Any:
-        """MATLAB's ``predict``: inference behaviour (dropout off), this call only."""
-        return self(*X, Outputs=Outputs, training=False)
+    def predict(self, *X: Any, Outputs: Sequence[str] | str | None = None, ReturnState: bool = False) -> Any:
+        """MATLAB's ``predict``: inference behaviour (dropout off), this call only.
+
+        ``ReturnState=True`` also returns the updated State table last, MATLAB's
+        ``[Y, state] = predict(net, X)``."""
+        return self(*X, Outputs=Outputs, training=False, ReturnState=ReturnState)
 
     # -- running ---------------------------------------------------------------------------
     def forward(
-        self, *X: Any, Outputs: Sequence[str] | str | None = None, training: bool | None = None
+        self,
+        *X: Any,
+        Outputs: Sequence[str] | str | None = None,
+        training: bool | None = None,
+        ReturnState: bool = False,
     ) -> Any:
         """Run the network: ``training`` picks the behaviour for this call (default: the module's mode).
 
         The mode is passed to each layer with the call, never set on shared state, so a
         ``predict`` in one thread and a ``forward`` in another do not mix. MATLAB's
         ``forward(net, X)`` is :func:`dlformat.forward` (always training behaviour).
+
+        State, MATLAB's way: the state values layers assign during the call stay in the network
+        only for layers whose class sets ``state_updates_persist`` (batch normalization's
+        running statistics); every other layer's state is put back afterwards (recurrent
+        state changes only when the caller assigns ``net.State``). ``ReturnState=True`` also
+        returns the State table with every value the call computed, after the outputs.
         """
+        stateful = self._stateful_layers()
+        if not stateful:  # the plain path: nothing to put back (and no graph break under compile)
+            results = self._run(X, Outputs, training)
+            if ReturnState:
+                return (*results, _state_table(()))
+            return results[0] if len(results) == 1 else results
+        before = _snapshot(stateful)
+        try:
+            results = self._run(X, Outputs, training)
+        except BaseException:
+            for layer, saved in zip(stateful, before, strict=True):
+                _put_back(layer, saved)  # a failed call changes no state
+            raise
+        after = _snapshot(stateful)
+        for layer, saved in zip(stateful, before, strict=True):
+            if not layer.state_updates_persist:
+                _put_back(layer, saved)
+        if ReturnState:
+            return (
+                *results,
+                _state_table((layer.Name, values) for layer, values in zip(stateful, after, strict=True)),
+            )
+        return results[0] if len(results) == 1 else results
+
+    def _run(
+        self, X: tuple[Any, ...], Outputs: Sequence[str] | str | None, training: bool | None
+    ) -> tuple[Any, ...]:
+        """The outputs of one run through the schedule, as a tuple."""
         training = self.training if training is None else training
         steps, names, outputs = self._compiled_schedule()
         if len(X) != len(names):
@@ -409,8 +524,7 @@ class DLNetwork(LayerGraphBase):
             outputs = tuple(
                 self._resolve(name, "out") for name in ((Outputs,) if isinstance(Outputs, str) else Outputs)
             )
-        results = tuple(values[port] for port in outputs)
-        return results[0] if len(results) == 1 else results
+        return tuple(values[port] for port in outputs)
 
     def example_inputs(self) -> tuple[DLArray, ...]:
         """One small example per network input, from its input layer (batch 1, shortest length),
@@ -433,10 +547,17 @@ class DLNetwork(LayerGraphBase):
     def run_example(self, examples: tuple[Any, ...] = ()) -> Any:
         """Run ``examples`` (default: :meth:`example_inputs`) once: inference behaviour, no gradients.
 
-        Lazy layers create their learnables on the way, which is what ``initialize`` relies on.
+        Lazy layers create their learnables (and state) on the way, which is what ``initialize``
+        relies on; state the example run assigns is put back, even where updates persist.
         """
-        with torch.no_grad():
-            return self(*(examples or self.example_inputs()), training=False)
+        stateful = self._stateful_layers()
+        before = _snapshot(stateful)
+        try:
+            with torch.no_grad():
+                return self(*(examples or self.example_inputs()), training=False)
+        finally:
+            for layer, saved in zip(stateful, before, strict=True):
+                _put_back(layer, saved)
 
     def load_state_dict(
         self, state_dict: Mapping[str, Any], strict: bool = True, assign: bool = False
@@ -455,6 +576,7 @@ class DLNetwork(LayerGraphBase):
             f"         Layers: [{len(self.layers)}×1 Layer]",
             f"    Connections: [{len(self._links)}×2 table]",
             f"     Learnables: [{len(self.Learnables)}×3 table]",
+            f"          State: [{len(self.State)}×3 table]",
             f"     InputNames: {{{names}}}",
             f"    OutputNames: {{{outputs}}}",
             f"    Initialized: {int(self.Initialized)}",
@@ -481,6 +603,57 @@ def refuse_output_layers(names: Sequence[str], items: Sequence[Layer]) -> None:
                 "loss outside the network: trainnet's loss, or crossentropy / mse in a custom training "
                 "loop. dlf.assembleNetwork keeps output layers"
             )
+
+
+STATE_COLUMNS = ("Layer", "Parameter", "Value")
+
+
+def _snapshot(layers: tuple[Layer, ...]) -> list[dict[str, torch.Tensor | None]]:
+    """References to every state value of ``layers``: cheap, as layers replace state tensors
+    rather than change them in place."""
+    return [{name: layer._buffers.get(name) for name in layer.State} for layer in layers]
+
+
+def _put_back(layer: Layer, saved: dict[str, torch.Tensor | None]) -> None:
+    """Restore a layer's state references from before a call. State that did not exist yet (a lazy
+    layer creating it from its first input) is kept: creating it is not an update."""
+    for name, value in saved.items():
+        if value is not None:
+            layer._buffers[name] = value
+
+
+def _state_table(layers: Any) -> Table:
+    """A State table from ``(layer name, {parameter: value})`` pairs; values not yet created
+    (a lazy layer before its first input) are left out, as MATLAB lists none."""
+    return Table(
+        STATE_COLUMNS,
+        [
+            (name, parameter, value)
+            for name, values in layers
+            for parameter, value in values.items()
+            if value is not None
+        ],
+    )
+
+
+def _state_rows(table: Any) -> list[tuple[Any, Any, Any]]:
+    """The rows of a State table given to ``net.State``: a :class:`Table` with columns ``Layer``,
+    ``Parameter``, ``Value``, or a sequence of such triples."""
+    if isinstance(table, Table):
+        if table.columns != STATE_COLUMNS:
+            raise DLFormatError(
+                f"State must be a table with columns Layer, Parameter, Value; got columns "
+                f"{', '.join(table.columns)}"
+            )
+        return list(table)
+    if isinstance(table, (list, tuple)) and all(
+        isinstance(row, (list, tuple)) and len(row) == 3 for row in table
+    ):
+        return [(row[0], row[1], row[2]) for row in table]
+    raise DLFormatError(
+        "State must be a table with columns Layer, Parameter, Value (as net.State or "
+        f"forward(net, X, ReturnState=True) gives it); got {_validate.describe(table)}"
+    )
 
 
 def _refuse_uninitialized(net: DLNetwork, action: str) -> None:

@@ -309,7 +309,7 @@ ZEROS, ONES = torch.zeros(4), torch.ones(4)
         ),
         (
             lambda: F.batchnorm(X_SSCB, ZEROS, ONES, VarianceDecay="a"),
-            "batchnorm: VarianceDecay must be a finite real",
+            r"batchnorm: VarianceDecay must be a number in \[0, 1\]; got \"a\"",
         ),
         (lambda: F.batchnorm(X_SSCB, ZEROS, ONES, Epsilon=0), "Epsilon must be a positive number; got 0"),
         (

@@ -323,3 +323,51 @@ def test_gradcheck(shape, fmt, operation):
         lambda x, o, s: F.layernorm(dlf.dlarray(x, fmt), o, s, OperationDimension=operation)._data,
         (x, offset, scale),
     )
+
+
+# -- crosschannelnorm ---------------------------------------------------------------------------
+
+
+def windowed_reference(x, channel, window, alpha=1e-4, beta=0.75, k=2.0):
+    """MathWorks' crosschannelnorm: x / (K + α·ss/windowSize)^β, ss the sum of squares over the
+    floor((w−1)/2) channels before and floor(w/2) after, in float64."""
+    x = np.moveaxis(np.asarray(x, dtype=np.float64), channel, 0)
+    padded = np.concatenate(
+        [np.zeros(((window - 1) // 2, *x.shape[1:])), x**2, np.zeros((window // 2, *x.shape[1:]))]
+    )
+    ss = np.stack([padded[c : c + window].sum(axis=0) for c in range(x.shape[0])])
+    return np.moveaxis(x / (k + alpha * ss / window) ** beta, 0, channel)
+
+
+@pytest.mark.parametrize(
+    ("fmt", "shape", "window", "options"),
+    [
+        ("SSCB", (3, 4, 6, 2), 5, {}),
+        ("SSCB", (3, 4, 6, 2), 4, {"Alpha": 0.3, "Beta": 0.5, "K": 1}),
+        ("CBT", (7, 2, 3), 2, {"alpha": 1.0}),
+        ("SCB", (5, 3, 2), 9, {"Beta": 1.0}),
+    ],
+)
+def test_crosschannelnorm_matches_the_formula(fmt, shape, window, options):
+    x = np.random.default_rng(0).normal(size=shape) * 2
+    Y = F.crosschannelnorm(dlf.dlarray(torch.from_numpy(x), fmt), window, **options)
+    named = {key.capitalize() if key != "k" else "K": value for key, value in options.items()}
+    expected = windowed_reference(x, fmt.index("C"), window, **{key.lower(): v for key, v in named.items()})
+    assert dlf.dims(Y) == fmt
+    np.testing.assert_allclose(dlf.extractdata(Y).numpy(), expected, rtol=1e-12, atol=1e-14)
+
+
+def test_crosschannelnorm_unformatted_half_and_errors():
+    x = torch.rand(4, 3, 6, dtype=torch.float16)
+    Y = F.crosschannelnorm(x, 3, DataFormat="SBC")
+    assert not dlf.dims(Y) and Y.dtype == torch.float16
+    expected = windowed_reference(x.double().numpy().transpose(0, 2, 1), 1, 3)  # back in "SCB" order
+    np.testing.assert_allclose(dlf.extractdata(Y).double().numpy(), expected, rtol=2e-3)
+    with pytest.raises(
+        DLFormatError, match=r"crosschannelnorm: windowSize must be a positive integer; got 0"
+    ):
+        F.crosschannelnorm(dlf.dlarray(torch.ones(3, 2), "CB"), 0)
+    with pytest.raises(DLFormatError, match=r'crosschannelnorm needs data with a "C" dimension'):
+        F.crosschannelnorm(dlf.dlarray(torch.ones(3, 2), "SB"), 3)
+    with pytest.raises(DLFormatError, match=r"crosschannelnorm: K must be a finite real scalar"):
+        F.crosschannelnorm(dlf.dlarray(torch.ones(3, 2), "CB"), 3, K=float("nan"))

@@ -65,7 +65,10 @@ class ScaleLayer(dlf.Layer):
 
 
 class NoisyLayer(dlf.Layer):
-    """Training behaviour (forward) differs from inference (predict), as dropout's does."""
+    """Training behaviour (forward) differs from inference (predict), as dropout's does; it counts
+    its training calls in state that stays in a network, as batch normalization's statistics do."""
+
+    state_updates_persist = True
 
     def __init__(self, Name=""):
         super().__init__(Name=Name)
