@@ -15,7 +15,16 @@ from .elementwise import (
 )
 from .fully_connected import FullyConnectedLayer, fullyConnectedLayer
 from .function import FunctionLayer, functionLayer
-from .input import FeatureInputLayer, SequenceInputLayer, featureInputLayer, sequenceInputLayer
+from .input import (
+    FeatureInputLayer,
+    Image3DInputLayer,
+    ImageInputLayer,
+    SequenceInputLayer,
+    featureInputLayer,
+    image3dInputLayer,
+    imageInputLayer,
+    sequenceInputLayer,
+)
 from .normalization import LayerNormalizationLayer, layerNormalizationLayer
 from .position_embedding import PositionEmbeddingLayer, positionEmbeddingLayer
 from .rotary import RotaryEmbedding
@@ -29,6 +38,8 @@ __all__ = [
     "FullyConnectedLayer",
     "FunctionLayer",
     "GELULayer",
+    "Image3DInputLayer",
+    "ImageInputLayer",
     "Layer",
     "LayerNormalizationLayer",
     "PositionEmbeddingLayer",
@@ -45,6 +56,8 @@ __all__ = [
     "fullyConnectedLayer",
     "functionLayer",
     "geluLayer",
+    "image3dInputLayer",
+    "imageInputLayer",
     "layerNormalizationLayer",
     "positionEmbeddingLayer",
     "reluLayer",

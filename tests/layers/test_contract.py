@@ -43,6 +43,18 @@ LAYERS = [
     pytest.param(lambda **kw: dlf.sequenceInputLayer(3, Name="in"), "CBT", (3, 2, 7), id="sequenceInput"),
     pytest.param(lambda **kw: dlf.featureInputLayer(5), "CB", (5, 4), id="featureInput"),
     pytest.param(
+        lambda **kw: dlf.imageInputLayer([4, 5, 3], Normalization="none", Name="image"),
+        "SSCB",
+        (4, 5, 3, 2),
+        id="imageInput",
+    ),
+    pytest.param(
+        lambda **kw: dlf.image3dInputLayer([4, 5, 6, 3], Normalization=lambda X: X * 2),
+        "SSSCB",
+        (4, 5, 6, 3, 2),
+        id="image3dInput",
+    ),
+    pytest.param(
         lambda **kw: dlf.wordEmbeddingLayer(6, 20, Name="emb", **kw), "CBT", "indices", id="wordEmbedding"
     ),
     pytest.param(lambda **kw: dlf.additionLayer(3, Name="add"), "CBT", (3, 2, 7), id="addition"),
