@@ -1,7 +1,16 @@
 """dlformat's layers: ``nn.Module`` subclasses with MATLAB's names, properties and errors."""
 
 from ._base import Layer
-from .addition import AdditionLayer, additionLayer
+from .addition import (
+    AdditionLayer,
+    ConcatenationLayer,
+    DepthConcatenationLayer,
+    MultiplicationLayer,
+    additionLayer,
+    concatenationLayer,
+    depthConcatenationLayer,
+    multiplicationLayer,
+)
 from .attention import SelfAttentionLayer, selfAttentionLayer
 from .elementwise import (
     DropoutLayer,
@@ -13,6 +22,7 @@ from .elementwise import (
     reluLayer,
     softmaxLayer,
 )
+from .flatten import FlattenLayer, flattenLayer
 from .fully_connected import FullyConnectedLayer, fullyConnectedLayer
 from .function import FunctionLayer, functionLayer
 from .input import (
@@ -33,8 +43,11 @@ from .word_embedding import WordEmbeddingLayer, wordEmbeddingLayer
 
 __all__ = [
     "AdditionLayer",
+    "ConcatenationLayer",
+    "DepthConcatenationLayer",
     "DropoutLayer",
     "FeatureInputLayer",
+    "FlattenLayer",
     "FullyConnectedLayer",
     "FunctionLayer",
     "GELULayer",
@@ -42,6 +55,7 @@ __all__ = [
     "ImageInputLayer",
     "Layer",
     "LayerNormalizationLayer",
+    "MultiplicationLayer",
     "PositionEmbeddingLayer",
     "ReLULayer",
     "RotaryEmbedding",
@@ -51,14 +65,18 @@ __all__ = [
     "SoftmaxLayer",
     "WordEmbeddingLayer",
     "additionLayer",
+    "concatenationLayer",
+    "depthConcatenationLayer",
     "dropoutLayer",
     "featureInputLayer",
+    "flattenLayer",
     "fullyConnectedLayer",
     "functionLayer",
     "geluLayer",
     "image3dInputLayer",
     "imageInputLayer",
     "layerNormalizationLayer",
+    "multiplicationLayer",
     "positionEmbeddingLayer",
     "reluLayer",
     "selfAttentionLayer",

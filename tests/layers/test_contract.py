@@ -58,6 +58,10 @@ LAYERS = [
         lambda **kw: dlf.wordEmbeddingLayer(6, 20, Name="emb", **kw), "CBT", "indices", id="wordEmbedding"
     ),
     pytest.param(lambda **kw: dlf.additionLayer(3, Name="add"), "CBT", (3, 2, 7), id="addition"),
+    pytest.param(lambda **kw: dlf.multiplicationLayer(2), "SSCB", (4, 5, 3, 2), id="multiplication"),
+    pytest.param(lambda **kw: dlf.concatenationLayer(1, 2), "SSCB", (4, 5, 3, 2), id="concatenation"),
+    pytest.param(lambda **kw: dlf.depthConcatenationLayer(3), "CBT", (3, 2, 7), id="depthConcatenation"),
+    pytest.param(lambda **kw: dlf.flattenLayer(Name="flat"), "SSCBT", (4, 5, 3, 2, 3), id="flatten"),
     pytest.param(
         lambda **kw: dlf.selfAttentionLayer(2, 8, InputSize=6, AttentionMask="causal", **kw),
         "CBT",
