@@ -12,6 +12,7 @@ from .addition import (
     multiplicationLayer,
 )
 from .attention import SelfAttentionLayer, selfAttentionLayer
+from .crop import Crop2DLayer, crop2dLayer
 from .elementwise import (
     ClippedReLULayer,
     DropoutLayer,
@@ -23,6 +24,7 @@ from .elementwise import (
     SigmoidLayer,
     SoftmaxLayer,
     SoftplusLayer,
+    SpatialDropoutLayer,
     SwishLayer,
     TanhLayer,
     clippedReluLayer,
@@ -35,6 +37,7 @@ from .elementwise import (
     sigmoidLayer,
     softmaxLayer,
     softplusLayer,
+    spatialDropoutLayer,
     swishLayer,
     tanhLayer,
 )
@@ -61,6 +64,7 @@ __all__ = [
     "AdditionLayer",
     "ClippedReLULayer",
     "ConcatenationLayer",
+    "Crop2DLayer",
     "DepthConcatenationLayer",
     "DropoutLayer",
     "ELULayer",
@@ -85,12 +89,14 @@ __all__ = [
     "SinusoidalPositionEncodingLayer",
     "SoftmaxLayer",
     "SoftplusLayer",
+    "SpatialDropoutLayer",
     "SwishLayer",
     "TanhLayer",
     "WordEmbeddingLayer",
     "additionLayer",
     "clippedReluLayer",
     "concatenationLayer",
+    "crop2dLayer",
     "depthConcatenationLayer",
     "dropoutLayer",
     "eluLayer",
@@ -113,6 +119,7 @@ __all__ = [
     "sinusoidalPositionEncodingLayer",
     "softmaxLayer",
     "softplusLayer",
+    "spatialDropoutLayer",
     "swishLayer",
     "tanhLayer",
     "wordEmbeddingLayer",

@@ -9,7 +9,6 @@ from __future__ import annotations
 from typing import Any
 
 import torch
-import torch.nn.functional as F
 
 from .. import _validate, functional
 from .._dlarray import DLArray, require_dimensions, require_formatted
@@ -31,6 +30,7 @@ __all__ = [
     "SigmoidLayer",
     "SoftmaxLayer",
     "SoftplusLayer",
+    "SpatialDropoutLayer",
     "SwishLayer",
     "TanhLayer",
     "clippedReluLayer",
@@ -43,6 +43,7 @@ __all__ = [
     "sigmoidLayer",
     "softmaxLayer",
     "softplusLayer",
+    "spatialDropoutLayer",
     "swishLayer",
     "tanhLayer",
 ]
@@ -264,7 +265,39 @@ class GELULayer(_ActivationLayer):
         return functional.gelu(X, Approximation=self.Approximation)
 
 
-class DropoutLayer(Layer):
+def _probability(positional: bool) -> Property:
+    return Property(
+        _validate.probability,
+        default=0.5,
+        positional=positional,
+        read_only=True,
+        doc="Dropout probability, in [0, 1).",
+    )
+
+
+class _DropoutLayer(Layer):
+    """A dropout layer: the identity in inference; in training, zeros drawn per ``mask_shape``
+    and the rest scaled by ``1 / (1 - Probability)``."""
+
+    Probability: Any
+    needs = ""  # labels the data must have
+
+    def predict(self, X: DLArray) -> DLArray:
+        X = require_formatted(X, self._caller)
+        return require_dimensions(X, self.needs, self._caller) if self.needs else X
+
+    def _mask_shape(self, X: DLArray) -> tuple[int, ...]:
+        return tuple(X.shape)
+
+    def forward(self, X: DLArray) -> DLArray:  # type: ignore[override]  # MATLAB's forward, see Layer
+        X = self.predict(X)
+        data = floating_data(X._data, self._caller())
+        # MATLAB drops where rand(mask size) < Probability
+        keep = torch.rand(self._mask_shape(X), device=data.device) >= self.Probability
+        return DLArray._wrap(data * keep.to(data.dtype) / (1 - self.Probability), X._fmt)
+
+
+class DropoutLayer(_DropoutLayer):
     """MATLAB's ``dropoutLayer``: in training (``forward``), zero each element with probability
     ``Probability`` and scale the rest by ``1 / (1 - Probability)``; in inference, the identity.
 
@@ -279,21 +312,33 @@ class DropoutLayer(Layer):
     """
 
     default_name = "dropout"
-    Probability = Property(
-        _validate.probability,
-        default=0.5,
-        positional=True,
-        read_only=True,
-        doc="Dropout probability, in [0, 1).",
-    )
+    Probability = _probability(positional=True)
 
-    def predict(self, X: DLArray) -> DLArray:
-        return require_formatted(X, self._caller)
 
-    def forward(self, X: DLArray) -> DLArray:  # type: ignore[override]  # MATLAB's forward, see Layer
-        X = require_formatted(X, self._caller)
-        data = floating_data(X._data, self._caller())
-        return DLArray._wrap(F.dropout(data, self.Probability, True), X._fmt)
+class SpatialDropoutLayer(_DropoutLayer):
+    """MATLAB's ``spatialDropoutLayer``: in training (``forward``), zero whole channels, each
+    channel of each observation with probability ``Probability``, and scale the rest by
+    ``1 / (1 - Probability)``; in inference, the identity.
+
+    The mask has the sizes of ``C`` and ``B`` and size 1 elsewhere, as MathWorks' page draws
+    it: every ``S`` and ``T`` element of a dropped channel is zeroed together. Data needs ``C``.
+
+    Args:
+        Probability: in [0, 1); default 0.5; a Name=Value option only, as in MATLAB.
+
+    Examples:
+        >>> layer = dlf.spatialDropoutLayer(Probability=0.5)
+        >>> Y = layer(dlf.dlarray(torch.ones(4, 4, 3, 2), "SSCB"), training=True)
+        >>> sorted(set(dlf.extractdata(Y).amax(dim=(0, 1)).flatten().tolist()) - {0.0, 2.0})
+        []
+    """
+
+    default_name = "spatialdropout"
+    needs = "C"
+    Probability = _probability(positional=False)
+
+    def _mask_shape(self, X: DLArray) -> tuple[int, ...]:
+        return tuple(size if label in "CB" else 1 for label, size in zip(X._fmt, X.shape, strict=True))
 
 
 class SoftmaxLayer(Layer):
@@ -325,4 +370,5 @@ softplusLayer = matlab_constructor(SoftplusLayer, "softplusLayer")
 preluLayer = matlab_constructor(PReLULayer, "preluLayer")
 geluLayer = matlab_constructor(GELULayer, "geluLayer")
 dropoutLayer = matlab_constructor(DropoutLayer, "dropoutLayer")
+spatialDropoutLayer = matlab_constructor(SpatialDropoutLayer, "spatialDropoutLayer")
 softmaxLayer = matlab_constructor(SoftmaxLayer, "softmaxLayer")

@@ -104,6 +104,10 @@ LAYERS = [
         id="prelu-per-channel",
     ),
     pytest.param(lambda **kw: dlf.softmaxLayer(), "CBT", (4, 2, 3), id="softmax"),
+    pytest.param(
+        lambda **kw: dlf.spatialDropoutLayer(Probability=0.2), "SSCB", (3, 4, 5, 2), id="spatialDropout"
+    ),
+    pytest.param(lambda **kw: dlf.crop2dLayer("centercrop", Name="crop"), "SSCB", (4, 5, 3, 2), id="crop2d"),
     # custom layers (dlf.Layer subclasses, tests/layers/test_custom.py) and functionLayer
     pytest.param(lambda **kw: OffsetLayer(Name="offset").to(**kw), "CBT", (3, 2, 7), id="custom"),
     pytest.param(
@@ -140,6 +144,8 @@ class TestLayerContract:
         expected_inputs = {0: (), 1: ("in",)}.get(
             layer.NumInputs, tuple(f"in{i}" for i in range(1, layer.NumInputs + 1))
         )
+        if isinstance(layer, dlf.Crop2DLayer):  # MATLAB names its second input after its role
+            expected_inputs = ("in", "ref")
         assert layer.InputNames == expected_inputs
         assert (layer.NumOutputs, layer.OutputNames) == (1, ("out",))
         assert layer.default_name and layer.matlab_type

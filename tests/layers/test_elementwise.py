@@ -157,3 +157,34 @@ def test_activation_properties_defaults_and_names():
 def test_activation_errors(call, message):
     with pytest.raises(DLFormatError, match=message):
         call()
+
+
+@pytest.mark.parametrize(
+    ("fmt", "shape"), [("SSCB", (5, 6, 40, 30)), ("CBT", (40, 30, 7)), ("SSCBT", (3, 4, 40, 30, 2))]
+)
+def test_spatial_dropout_drops_whole_channels_per_observation(fmt, shape):
+    layer = dlf.spatialDropoutLayer(Probability=0.25)
+    X = dlf.dlarray(torch.ones(shape, dtype=torch.float64), fmt)
+    assert torch.equal(dlf.extractdata(layer(X, training=False)), torch.ones(shape, dtype=torch.float64))
+    values = dlf.extractdata(layer(X, training=True)).numpy()
+    assert set(np.unique(values)) <= {0.0, 1 / 0.75}
+    channel, batch = fmt.index("C"), fmt.index("B")
+    others = tuple(axis for axis in range(len(fmt)) if axis not in (channel, batch))
+    # one decision per channel and observation: every S and T element agrees with it
+    assert (values.min(axis=others) == values.max(axis=others)).all()
+    dropped = (values.max(axis=others) == 0).mean()
+    assert abs(dropped - 0.25) < 0.08  # 1200 draws
+
+
+def test_spatial_dropout_options_and_errors():
+    layer = dlf.spatialDropoutLayer()
+    assert (layer.Probability, layer.default_name) == (0.5, "spatialdropout")
+    assert dlf.spatialDropoutLayer("Probability", 0.1, "Name", "sd").Name == "sd"
+    with pytest.raises(DLFormatError, match=r"spatialDropoutLayer: too many positional arguments"):
+        dlf.spatialDropoutLayer(0.1)
+    with pytest.raises(DLFormatError, match=r"Probability must be a number in \[0, 1\); got 1"):
+        dlf.spatialDropoutLayer(Probability=1)
+    with pytest.raises(
+        DLFormatError, match=r'SpatialDropoutLayer needs a dlarray with a "C" dimension; got format "SB"'
+    ):
+        layer(dlf.dlarray(torch.ones(3, 2), "SB"), training=True)
