@@ -56,6 +56,7 @@ from .input import (
 )
 from .normalization import LayerNormalizationLayer, layerNormalizationLayer
 from .position_embedding import PositionEmbeddingLayer, positionEmbeddingLayer
+from .resize import Resize2DLayer, Resize3DLayer, resize2dLayer, resize3dLayer
 from .rotary import RotaryEmbedding
 from .sinusoidal import SinusoidalPositionEncodingLayer, sinusoidalPositionEncodingLayer
 from .word_embedding import WordEmbeddingLayer, wordEmbeddingLayer
@@ -82,6 +83,8 @@ __all__ = [
     "PReLULayer",
     "PositionEmbeddingLayer",
     "ReLULayer",
+    "Resize2DLayer",
+    "Resize3DLayer",
     "RotaryEmbedding",
     "SelfAttentionLayer",
     "SequenceInputLayer",
@@ -113,6 +116,8 @@ __all__ = [
     "positionEmbeddingLayer",
     "preluLayer",
     "reluLayer",
+    "resize2dLayer",
+    "resize3dLayer",
     "selfAttentionLayer",
     "sequenceInputLayer",
     "sigmoidLayer",

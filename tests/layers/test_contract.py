@@ -107,6 +107,12 @@ LAYERS = [
     pytest.param(
         lambda **kw: dlf.spatialDropoutLayer(Probability=0.2), "SSCB", (3, 4, 5, 2), id="spatialDropout"
     ),
+    pytest.param(
+        lambda **kw: dlf.resize2dLayer(Scale=2, Method="bilinear"), "SSCB", (3, 4, 2, 2), id="resize2d"
+    ),
+    pytest.param(
+        lambda **kw: dlf.resize3dLayer(OutputSize=[2, 3, 4]), "SSSCB", (3, 4, 2, 2, 2), id="resize3d"
+    ),
     pytest.param(lambda **kw: dlf.crop2dLayer("centercrop", Name="crop"), "SSCB", (4, 5, 3, 2), id="crop2d"),
     # custom layers (dlf.Layer subclasses, tests/layers/test_custom.py) and functionLayer
     pytest.param(lambda **kw: OffsetLayer(Name="offset").to(**kw), "CBT", (3, 2, 7), id="custom"),
