@@ -31,6 +31,14 @@ PUBLIC = {
     "BatchNormalizationLayer", "batchNormalizationLayer", "GroupNormalizationLayer", "groupNormalizationLayer",
     "InstanceNormalizationLayer", "instanceNormalizationLayer", "CrossChannelNormalizationLayer",
     "crossChannelNormalizationLayer",
+    # MATLAB's image input and general-purpose layers (issue 13), class and constructor each
+    "ImageInputLayer", "imageInputLayer", "Image3DInputLayer", "image3dInputLayer", "FlattenLayer",
+    "flattenLayer", "ConcatenationLayer", "concatenationLayer", "DepthConcatenationLayer",
+    "depthConcatenationLayer", "MultiplicationLayer", "multiplicationLayer", "LeakyReLULayer", "leakyReluLayer",
+    "ClippedReLULayer", "clippedReluLayer", "ELULayer", "eluLayer", "TanhLayer", "tanhLayer", "SigmoidLayer",
+    "sigmoidLayer", "SwishLayer", "swishLayer", "SoftplusLayer", "softplusLayer", "PReLULayer", "preluLayer",
+    "SpatialDropoutLayer", "spatialDropoutLayer", "Crop2DLayer", "crop2dLayer", "Resize2DLayer", "resize2dLayer",
+    "Resize3DLayer", "resize3dLayer",
     # MATLAB's losses and the custom training loop
     "crossentropy", "indexcrossentropy", "mse", "l1loss", "l2loss", "huber", "training", "dlfeval", "dlgradient",
     "dlupdate", "adamupdate", "sgdmupdate", "rmspropupdate", "minibatchqueue", "MiniBatchQueue", "padsequences",

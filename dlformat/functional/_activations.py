@@ -2,6 +2,10 @@
 
 Each keeps its input's format. Unformatted input is allowed where MATLAB allows it (the
 element-wise ones); ``softmax`` works along ``C`` and needs a format, or ``DataFormat``.
+
+The activations of MATLAB's layers that have no dlarray function of their own
+(``clippedReluLayer``, ``eluLayer``, ``swishLayer``, ``softplusLayer``, ``preluLayer``) are here
+too, as tensor functions without MATLAB names (not exported): the layers call them.
 """
 
 from __future__ import annotations
@@ -81,3 +85,31 @@ def softmax(X: Any, *, DataFormat: str | None = None) -> DLArray:
 def _softmax(data: torch.Tensor, dim: int) -> torch.Tensor:
     working = torch.float32 if data.dtype in (torch.float16, torch.bfloat16) else None
     return F.softmax(data, dim, dtype=working).to(data.dtype)
+
+
+# -- the activations of layers without a MATLAB function (tensor in, tensor out) ------------------
+def clipped_relu(data: torch.Tensor, ceiling: float) -> torch.Tensor:
+    """clippedReluLayer: ``min(max(x, 0), ceiling)``."""
+    return torch.clamp(data, min=0.0, max=ceiling)
+
+
+def elu(data: torch.Tensor, alpha: float) -> torch.Tensor:
+    """eluLayer: ``x`` for ``x >= 0``, ``alpha * (exp(x) - 1)`` below."""
+    return F.elu(data, alpha)
+
+
+def swish(data: torch.Tensor) -> torch.Tensor:
+    """swishLayer: ``x / (1 + exp(-x))``."""
+    return F.silu(data)
+
+
+def softplus(data: torch.Tensor) -> torch.Tensor:
+    """softplusLayer: ``log(1 + exp(x))``, exactly for every x (torch's ``softplus`` switches to
+    ``x`` above a threshold)."""
+    return torch.logaddexp(data, torch.zeros((), dtype=data.dtype, device=data.device))
+
+
+def prelu(data: torch.Tensor, alpha: torch.Tensor) -> torch.Tensor:
+    """preluLayer: ``x`` for ``x > 0``, ``alpha * x`` elsewhere, ``alpha`` expanded against the data
+    as MATLAB expands arrays (aligned from the first dimension)."""
+    return torch.where(data > 0, data, alpha * data)

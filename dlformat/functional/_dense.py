@@ -19,25 +19,44 @@ __all__ = ["fullyconnect"]
 
 
 @cached_plan()
-def _flatten_plan(fmt: str) -> tuple[str, str, str, int]:
-    """(output format, pattern to (kept..., features), pattern back, number of S and C dimensions).
+def _flatten_plan(
+    fmt: str, caller: str = "fullyconnect", keep_unspecified: bool = False
+) -> tuple[str, str, str, int, str]:
+    """(output format, pattern to (kept..., features), pattern back, number of S and C dimensions,
+    pattern to the flattened layout (features, kept...)).
 
     Features are flattened as MATLAB does, column-major: the first S varies fastest, C slowest.
+    ``keep_unspecified``: ``U`` dimensions are kept as ``B`` and ``T`` are (flattenLayer), and
+    data with neither ``B``, ``T`` nor ``U`` gets a trailing ``U`` of size 1, as flattenLayer's
+    table maps ``"SSC"`` to ``"CU"``.
     """
-    if "U" in fmt:
+    if "U" in fmt and not keep_unspecified:
         raise DLFormatError(
-            f'fullyconnect cannot take format "{fmt}": "U" dimensions have no meaning it could '
+            f'{caller} cannot take format "{fmt}": "U" dimensions have no meaning it could '
             f'flatten or keep; relabel them as "S" (flattened) or "B"/"T" (kept)'
         )
     if "C" not in fmt:
-        raise DLFormatError(f'fullyconnect needs data with a "C" dimension; got format "{fmt}"')
+        raise DLFormatError(f'{caller} needs data with a "C" dimension; got format "{fmt}"')
     names = _format.axis_names(fmt)
     features = [name for name in names if name[0] in "sc"]
-    kept = [name for name in names if name[0] in "bt"]
-    output = "C" + "".join(label for label in fmt if label in "BT")
-    to_rows = f"{' '.join(names)} -> {' '.join(kept)} ({' '.join(reversed(features))})"
+    kept = [name for name in names if name[0] in "btu"]
+    output = "C" + "".join(label for label in fmt if label in "BTU")
+    if keep_unspecified and output == "C":
+        output = "CU"  # the trailing U of size 1 is added by flatten_features
+    flat = f"({' '.join(reversed(features))})"
+    to_rows = f"{' '.join(names)} -> {' '.join(kept)} {flat}"
     back = f"{' '.join(kept)} c0 -> {' '.join(_format.axis_names(output))}"
-    return output, to_rows, back, len(features)
+    to_columns = f"{' '.join(names)} -> {flat} {' '.join(kept)}"
+    return output, to_rows, back, len(features), to_columns
+
+
+def flatten_features(X: DLArray, caller: str) -> DLArray:
+    """``X`` with its ``S`` and ``C`` dimensions flattened into one ``C``, column-major as MATLAB
+    flattens (the first ``S`` fastest, ``C`` slowest), ``B``, ``T`` and ``U`` kept: what
+    ``flattenLayer`` returns (the vectors ``fullyconnect`` multiplies, in the same order)."""
+    output, _, _, _, to_columns = _flatten_plan(X._fmt, caller, True)
+    data = einops.rearrange(X._data, to_columns)
+    return DLArray._wrap(data if data.ndim == len(output) else data.unsqueeze(-1), output)
 
 
 def flattened_size(fmt: str, shape: tuple[int, ...]) -> int:
@@ -93,7 +112,7 @@ def fullyconnect(X: Any, weights: Any, bias: Any, *, DataFormat: str | None = No
     X, restore = formatted_input(X, DataFormat, "fullyconnect")
     matrix = _matrix(as_data(weights, "fullyconnect weights"))
     offsets = as_data(bias, "fullyconnect bias")
-    output, to_rows, back, _ = _flatten_plan(X._fmt)
+    output, to_rows, back, _, _ = _flatten_plan(X._fmt)
     rows = einops.rearrange(X._data, to_rows)
     if rows.shape[-1] != matrix.shape[1]:
         raise DLFormatError(

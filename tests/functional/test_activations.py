@@ -1,6 +1,7 @@
 """The activations against float64 NumPy references of MATLAB's definitions: ``relu`` max(x, 0);
 ``leakyrelu`` x or scale·x (scale 0.01 by default); ``gelu`` x·Φ(x) or its tanh approximation;
-``sigmoid`` 1/(1 + e^-x); ``softmax`` along ``C``."""
+``sigmoid`` 1/(1 + e^-x); ``softmax`` along ``C``; and the activations of clippedReluLayer,
+eluLayer, swishLayer, softplusLayer and preluLayer (each layer's MathWorks page)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from scipy.special import erf
 import dlformat as dlf
 import dlformat.functional as F
 from dlformat import DLFormatError
+from dlformat.functional import _activations
 
 f16, bf16, f32, f64 = torch.float16, torch.bfloat16, torch.float32, torch.float64
 
@@ -281,3 +283,29 @@ def test_gradcheck(function):
     x[np.abs(x.numpy()) < 1e-2] = 0.5  # away from the kinks
     x.requires_grad_()
     assert torch.autograd.gradcheck(lambda x: function(dlf.dlarray(x, "CBT"))._data, (x,))
+
+
+# -- the activations of layers without a MATLAB function (tensor functions, not exported) ----------
+GRID = np.concatenate([np.linspace(-40, 40, 81), [-1e-8, 0.0, 1e-8, 0.3, -0.3]])
+
+
+@pytest.mark.parametrize(
+    ("function", "reference"),
+    [
+        (lambda t: _activations.clipped_relu(t, 2.5), lambda x: np.minimum(np.maximum(x, 0), 2.5)),
+        (lambda t: _activations.elu(t, 0.7), lambda x: np.where(x >= 0, x, 0.7 * np.expm1(x))),
+        (_activations.swish, lambda x: x / (1 + np.exp(-x))),
+        (_activations.softplus, lambda x: np.logaddexp(x, 0)),  # exact also where exp(x) overflows single
+        (
+            lambda t: _activations.prelu(t, torch.tensor(0.2, dtype=t.dtype)),
+            lambda x: np.where(x > 0, x, 0.2 * x),
+        ),
+    ],
+    ids=["clipped_relu", "elu", "swish", "softplus", "prelu"],
+)
+def test_layer_activations_match_numpy_in_float64_and_have_gradients(function, reference):
+    x = torch.from_numpy(GRID).requires_grad_()
+    y = function(x)
+    np.testing.assert_allclose(y.detach().numpy(), reference(GRID), rtol=1e-14, atol=1e-300)
+    y.sum().backward()
+    assert x.grad is not None and torch.isfinite(x.grad).all()

@@ -44,9 +44,25 @@ LAYERS = [
     pytest.param(lambda **kw: dlf.sequenceInputLayer(3, Name="in"), "CBT", (3, 2, 7), id="sequenceInput"),
     pytest.param(lambda **kw: dlf.featureInputLayer(5), "CB", (5, 4), id="featureInput"),
     pytest.param(
+        lambda **kw: dlf.imageInputLayer([4, 5, 3], Normalization="none", Name="image"),
+        "SSCB",
+        (4, 5, 3, 2),
+        id="imageInput",
+    ),
+    pytest.param(
+        lambda **kw: dlf.image3dInputLayer([4, 5, 6, 3], Normalization=lambda X: X * 2),
+        "SSSCB",
+        (4, 5, 6, 3, 2),
+        id="image3dInput",
+    ),
+    pytest.param(
         lambda **kw: dlf.wordEmbeddingLayer(6, 20, Name="emb", **kw), "CBT", "indices", id="wordEmbedding"
     ),
     pytest.param(lambda **kw: dlf.additionLayer(3, Name="add"), "CBT", (3, 2, 7), id="addition"),
+    pytest.param(lambda **kw: dlf.multiplicationLayer(2), "SSCB", (4, 5, 3, 2), id="multiplication"),
+    pytest.param(lambda **kw: dlf.concatenationLayer(1, 2), "SSCB", (4, 5, 3, 2), id="concatenation"),
+    pytest.param(lambda **kw: dlf.depthConcatenationLayer(3), "CBT", (3, 2, 7), id="depthConcatenation"),
+    pytest.param(lambda **kw: dlf.flattenLayer(Name="flat"), "SSCBT", (4, 5, 3, 2, 3), id="flatten"),
     pytest.param(
         lambda **kw: dlf.selfAttentionLayer(2, 8, InputSize=6, AttentionMask="causal", **kw),
         "CBT",
@@ -128,6 +144,20 @@ LAYERS = [
     pytest.param(lambda **kw: dlf.reluLayer(), "SSCB", (2, 3, 4, 2), id="relu"),
     pytest.param(lambda **kw: dlf.geluLayer(Approximation="tanh"), "CBT", (3, 2, 4), id="gelu"),
     pytest.param(lambda **kw: dlf.dropoutLayer(0.3), "CB", (3, 4), id="dropout"),
+    pytest.param(lambda **kw: dlf.leakyReluLayer(0.2), "SSCB", (2, 3, 4, 2), id="leakyRelu"),
+    pytest.param(lambda **kw: dlf.clippedReluLayer(0.5), "CBT", (3, 2, 4), id="clippedRelu"),
+    pytest.param(lambda **kw: dlf.eluLayer(0.5), "SCB", (5, 3, 2), id="elu"),
+    pytest.param(lambda **kw: dlf.tanhLayer(), "CB", (3, 4), id="tanh"),
+    pytest.param(lambda **kw: dlf.sigmoidLayer(), "CBT", (3, 2, 4), id="sigmoid"),
+    pytest.param(lambda **kw: dlf.swishLayer(), "SSCB", (2, 3, 4, 2), id="swish"),
+    pytest.param(lambda **kw: dlf.softplusLayer(), "CB", (3, 4), id="softplus"),
+    pytest.param(lambda **kw: dlf.preluLayer(Name="prelu", **kw), "SSCB", (2, 3, 4, 2), id="prelu"),
+    pytest.param(
+        lambda **kw: dlf.preluLayer(Alpha=torch.full((1, 1, 4), 0.1), **kw),
+        "SSCB",
+        (2, 3, 4, 2),
+        id="prelu-per-channel",
+    ),
     pytest.param(lambda **kw: dlf.softmaxLayer(), "CBT", (4, 2, 3), id="softmax"),
     pytest.param(
         lambda **kw: dlf.classificationLayer(Classes=["a", "b", "c"], ClassWeights=[1, 2, 3]),
@@ -137,6 +167,16 @@ LAYERS = [
     ),
     pytest.param(lambda **kw: dlf.regressionLayer(ResponseNames=["y"]), "CBT", (1, 2, 5), id="regression"),
     pytest.param(lambda **kw: dlf.pixelClassificationLayer(), "SSCB", (3, 4, 2, 2), id="pixelClassification"),
+    pytest.param(
+        lambda **kw: dlf.spatialDropoutLayer(Probability=0.2), "SSCB", (3, 4, 5, 2), id="spatialDropout"
+    ),
+    pytest.param(
+        lambda **kw: dlf.resize2dLayer(Scale=2, Method="bilinear"), "SSCB", (3, 4, 2, 2), id="resize2d"
+    ),
+    pytest.param(
+        lambda **kw: dlf.resize3dLayer(OutputSize=[2, 3, 4]), "SSSCB", (3, 4, 2, 2, 2), id="resize3d"
+    ),
+    pytest.param(lambda **kw: dlf.crop2dLayer("centercrop", Name="crop"), "SSCB", (4, 5, 3, 2), id="crop2d"),
     # custom layers (dlf.Layer subclasses, tests/layers/test_custom.py) and functionLayer
     pytest.param(lambda **kw: OffsetLayer(Name="offset").to(**kw), "CBT", (3, 2, 7), id="custom"),
     pytest.param(
@@ -173,6 +213,8 @@ class TestLayerContract:
         expected_inputs = {0: (), 1: ("in",)}.get(
             layer.NumInputs, tuple(f"in{i}" for i in range(1, layer.NumInputs + 1))
         )
+        if isinstance(layer, dlf.Crop2DLayer):  # MATLAB names its second input after its role
+            expected_inputs = ("in", "ref")
         assert layer.InputNames == expected_inputs
         # output layers (classificationLayer, ...) end a network: MATLAB gives them no outputs
         outputs = (0, ()) if isinstance(layer, OutputLayer) else (1, ("out",))

@@ -52,3 +52,139 @@ def test_softmax_runs_over_channels(fmt, shape):
     np.testing.assert_allclose(dlf.stripdims(Y).numpy(), e / e.sum(axis=channel, keepdims=True), rtol=1e-12)
     with pytest.raises(DLFormatError, match=r'needs a dlarray with a "C" dimension; got format "BT"'):
         dlf.softmaxLayer()(dlf.dlarray(torch.randn(2, 3), "BT"))
+
+
+# -- the activation layers against NumPy formulas (each layer's MathWorks page) -------------------
+X_VALUES = np.concatenate([np.linspace(-30, 30, 61), [-1e-3, 0.0, 1e-3, 0.7, -0.7]])
+
+
+def numpy_sigmoid(x):
+    return 1 / (1 + np.exp(-x))
+
+
+ACTIVATIONS = [
+    (lambda: dlf.leakyReluLayer(), lambda x: np.where(x >= 0, x, 0.01 * x)),
+    (lambda: dlf.leakyReluLayer(0.3), lambda x: np.where(x >= 0, x, 0.3 * x)),
+    (lambda: dlf.leakyReluLayer("Scale", 2), lambda x: np.where(x >= 0, x, 2 * x)),
+    (lambda: dlf.clippedReluLayer(6), lambda x: np.minimum(np.maximum(x, 0), 6)),
+    (lambda: dlf.eluLayer(), lambda x: np.where(x >= 0, x, np.exp(x) - 1)),
+    (lambda: dlf.eluLayer(0.5), lambda x: np.where(x >= 0, x, 0.5 * (np.exp(x) - 1))),
+    (lambda: dlf.tanhLayer(), np.tanh),
+    (lambda: dlf.sigmoidLayer(), numpy_sigmoid),
+    (lambda: dlf.swishLayer(), lambda x: x * numpy_sigmoid(x)),
+    (lambda: dlf.softplusLayer(), lambda x: np.log1p(np.exp(x))),
+    (lambda: dlf.preluLayer(), lambda x: np.where(x > 0, x, 0.25 * x)),
+]
+
+
+@pytest.mark.parametrize(("make", "reference"), ACTIVATIONS)
+@pytest.mark.parametrize(("fmt", "shape"), [("CB", (66, 1)), ("SSCBT", (3, 2, 11, 1, 1))])
+def test_activations_match_their_formulas_in_any_format(make, reference, fmt, shape):
+    layer = make()
+    x = X_VALUES.reshape(shape, order="F")
+    Y = layer(
+        dlf.dlarray(torch.from_numpy(x).to(layer._like.dtype if layer.learnables else torch.float64), fmt)
+    )
+    if layer.learnables:  # preluLayer's Alpha is float32: MATLAB's single wins over double
+        assert Y.dtype == torch.float32
+        np.testing.assert_allclose(dlf.extractdata(Y).double().numpy(), reference(x), rtol=1e-6)
+        return
+    assert dlf.dims(Y) == fmt and Y.dtype == torch.float64
+    np.testing.assert_allclose(dlf.extractdata(Y).numpy(), reference(x), rtol=1e-13, atol=1e-15)
+
+
+def test_prelu_alpha_expands_as_matlab_expands_arrays():
+    x = np.random.default_rng(1).standard_normal((4, 5, 3, 2))
+    alpha = np.array([0.1, 0.2, 0.3]).reshape(1, 1, 3)  # one per channel of "SSCB"
+    layer = dlf.preluLayer(Alpha=torch.from_numpy(alpha), dtype=torch.float64)
+    Y = layer(dlf.dlarray(torch.from_numpy(x), "SSCB"))
+    np.testing.assert_allclose(
+        dlf.extractdata(Y).numpy(), np.where(x > 0, x, alpha[..., None] * x), rtol=1e-15
+    )
+    dlf.stripdims(Y).sum().backward()
+    expected_gradient = np.where(x > 0, 0, x).sum(axis=(0, 1, 3)).reshape(1, 1, 3)
+    np.testing.assert_allclose(layer.Alpha.grad.numpy(), expected_gradient, rtol=1e-12)
+    column = dlf.preluLayer(Alpha=torch.tensor([[0.5], [2.0]], dtype=torch.float64), dtype=torch.float64)
+    Z = column(dlf.dlarray(-torch.ones(2, 3, dtype=torch.float64), "CB"))  # C×1 Alpha: per channel
+    assert dlf.extractdata(Z).tolist() == [[-0.5] * 3, [-2.0] * 3]
+
+
+def test_activation_properties_defaults_and_names():
+    assert dlf.leakyReluLayer().Scale == 0.01 and dlf.eluLayer().Alpha == 1.0
+    assert dlf.clippedReluLayer(6).Ceiling == 6.0
+    prelu = dlf.preluLayer()
+    assert prelu.learnables == ("Alpha",) and prelu.Alpha.tolist() == [[0.25]]
+    layers = [
+        dlf.leakyReluLayer(),
+        dlf.clippedReluLayer(1),
+        dlf.eluLayer(),
+        dlf.tanhLayer(),
+        dlf.sigmoidLayer(),
+        dlf.swishLayer(),
+        dlf.softplusLayer(),
+        prelu,
+    ]
+    assert [layer.default_name for layer in layers] == [
+        "leakyrelu",
+        "clippedrelu",
+        "elu",
+        "tanh",
+        "sigmoid",
+        "swish",
+        "softplus",
+        "prelu",
+    ]
+    assert [layer.matlab_type for layer in layers[:3]] == ["Leaky ReLU", "Clipped ReLU", "ELU"]
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda: dlf.clippedReluLayer(), "missing a required argument: 'Ceiling'"),
+        (lambda: dlf.clippedReluLayer(0), "Ceiling must be a positive number; got 0"),
+        (lambda: dlf.eluLayer([1, 2]), "Alpha must be a finite real scalar"),
+        (lambda: dlf.leakyReluLayer("a"), "Scale must be a finite real scalar"),
+        (
+            lambda: dlf.preluLayer(Alpha=torch.ones(5))(dlf.dlarray(torch.ones(3, 2), "CB")),
+            r'PReLULayer Alpha of size 5 does not expand against the "CB" input of size 3×2',
+        ),
+        (
+            lambda: dlf.tanhLayer()(torch.ones(3, 2)),
+            r"TanhLayer needs a formatted dlarray",
+        ),
+    ],
+)
+def test_activation_errors(call, message):
+    with pytest.raises(DLFormatError, match=message):
+        call()
+
+
+@pytest.mark.parametrize(
+    ("fmt", "shape"), [("SSCB", (5, 6, 40, 30)), ("CBT", (40, 30, 7)), ("SSCBT", (3, 4, 40, 30, 2))]
+)
+def test_spatial_dropout_drops_whole_channels_per_observation(fmt, shape):
+    layer = dlf.spatialDropoutLayer(Probability=0.25)
+    X = dlf.dlarray(torch.ones(shape, dtype=torch.float64), fmt)
+    assert torch.equal(dlf.extractdata(layer(X, training=False)), torch.ones(shape, dtype=torch.float64))
+    values = dlf.extractdata(layer(X, training=True)).numpy()
+    assert set(np.unique(values)) <= {0.0, 1 / 0.75}
+    channel, batch = fmt.index("C"), fmt.index("B")
+    others = tuple(axis for axis in range(len(fmt)) if axis not in (channel, batch))
+    # one decision per channel and observation: every S and T element agrees with it
+    assert (values.min(axis=others) == values.max(axis=others)).all()
+    dropped = (values.max(axis=others) == 0).mean()
+    assert abs(dropped - 0.25) < 0.08  # 1200 draws
+
+
+def test_spatial_dropout_options_and_errors():
+    layer = dlf.spatialDropoutLayer()
+    assert (layer.Probability, layer.default_name) == (0.5, "spatialdropout")
+    assert dlf.spatialDropoutLayer("Probability", 0.1, "Name", "sd").Name == "sd"
+    with pytest.raises(DLFormatError, match=r"spatialDropoutLayer: too many positional arguments"):
+        dlf.spatialDropoutLayer(0.1)
+    with pytest.raises(DLFormatError, match=r"Probability must be a number in \[0, 1\); got 1"):
+        dlf.spatialDropoutLayer(Probability=1)
+    with pytest.raises(
+        DLFormatError, match=r'SpatialDropoutLayer needs a dlarray with a "C" dimension; got format "SB"'
+    ):
+        layer(dlf.dlarray(torch.ones(3, 2), "SB"), training=True)
