@@ -74,7 +74,8 @@ class WindowLayer(Layer):
             self._properties[name] = numbers[0] if self.dims == 1 else numbers
         for name, words in self.padded.items():
             spec = _sliding.padding_spec(caller, name, self._properties[name], self.dims, words)
-            self._properties[name] = spec if isinstance(spec, str) else tuple(n for pair in spec for n in pair)
+            flat = spec if isinstance(spec, str) else tuple(amount for pair in spec for amount in pair)
+            self._properties[name] = flat
 
     def _slid(self, fmt: str) -> str:
         return slid_labels(fmt, self.dims, self._caller())

@@ -273,8 +273,7 @@ class Convolution2DLayer(_Convolution):
 class Convolution3DLayer(_Convolution):
     __doc__ = _CONVOLUTION_DOC.format(
         what="MATLAB's 3-D convolution layer (``convolution3dLayer``).",
-        slides='the three ``S`` of ``"SSSCB"`` and ``"SSSCBT"`` data, or two ``S`` and ``T`` of '
-        '``"SSCBT"``',
+        slides='the three ``S`` of ``"SSSCB"`` and ``"SSSCBT"`` data, or two ``S`` and ``T`` of ``"SSCBT"``',
         size="``[h w d]``, or one integer for all three",
         padding='``0`` (default), ``"same"`` (the extra element after the data), ``p``, ``[a b c]`` '
         "(both edges of each dimension), ``[t b l r f k]`` or the 2×3 matrix ``[t l f; b r k]``.",
@@ -392,7 +391,7 @@ class GroupedConvolution2DLayer(_Padded):
 
 class _TransposedConvolution(_ConvolutionLayer):
     default_name = "transconv"
-    padded = {"Cropping": ("same",)}
+    padded: ClassVar[dict[str, tuple[str, ...]]] = {"Cropping": ("same",)}
     NumChannels, NumFilters = _channel_properties()
     Cropping = padding_property(
         '"same" (output Stride times the input), or sizes: p, [a b], [t b l r], or a 2×d matrix.'
@@ -424,7 +423,12 @@ class _TransposedConvolution(_ConvolutionLayer):
     def predict(self, X: DLArray) -> DLArray:
         X, weights_format = self._input(X)
         return dltranspconv(
-            X, self.Weights, self.Bias, Stride=self.Stride, Cropping=self.Cropping, WeightsFormat=weights_format
+            X,
+            self.Weights,
+            self.Bias,
+            Stride=self.Stride,
+            Cropping=self.Cropping,
+            WeightsFormat=weights_format,
         )
 
 
@@ -494,8 +498,7 @@ class TransposedConvolution2DLayer(_TransposedConvolution):
 class TransposedConvolution3DLayer(_TransposedConvolution):
     __doc__ = _TRANSPOSED_DOC.format(
         what="MATLAB's 3-D transposed convolution layer (``transposedConv3dLayer``).",
-        slides='the three ``S`` of ``"SSSCB"`` and ``"SSSCBT"`` data, or two ``S`` and ``T`` of '
-        '``"SSCBT"``',
+        slides='the three ``S`` of ``"SSSCB"`` and ``"SSSCBT"`` data, or two ``S`` and ``T`` of ``"SSCBT"``',
         size="``[h w d]``, or one integer for all three",
         cropping="``p``, ``[a b c]``, ``[t b l r f k]`` or the 2×3 matrix ``[t l f; b r k]``.",
         weights="FilterSize(1) × FilterSize(2) × FilterSize(3) × NumFilters × NumChannels",
