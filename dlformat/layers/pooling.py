@@ -266,7 +266,7 @@ class _GlobalPooling(WindowLayer):
         # MATLAB's 2-D and 3-D global pooling pages give no output format for T standing in for an
         # S dimension, so only the S forms are taken there
         labels = slid_labels(X._fmt, self.dims, self._caller(), self.dims == 1)
-        pooled = type(self).statistic(X, "global", PoolFormat=labels)
+        pooled: DLArray = type(self).statistic(X, "global", PoolFormat=labels)
         if "T" not in labels:
             return pooled
         time = pooled._fmt.index("T")  # a sequence pooled over time: one vector per observation
