@@ -18,7 +18,7 @@ from ..functional import _sliding
 from ._base import Layer
 from ._properties import REQUIRED, Property
 
-__all__ = ["WindowLayer", "padding_property", "sizes_property", "slid_labels"]
+__all__ = ["PaddedLayer", "WindowLayer", "padding_property", "sizes_property", "slid_labels"]
 
 
 @cached_plan()
@@ -106,3 +106,17 @@ class WindowLayer(Layer):
                     f"{self._caller()}: {name} {list(value)} must be smaller than {limit} "
                     f"{list(extents)} along each dimension, as MATLAB requires"
                 )
+
+
+class PaddedLayer(WindowLayer):
+    """A layer with MATLAB's ``Padding`` option, and MATLAB's read-only views of it."""
+
+    @property
+    def PaddingMode(self) -> str:
+        """``"manual"``, ``"same"`` or (1-D convolution) ``"causal"``."""
+        return self._mode("Padding")
+
+    @property
+    def PaddingSize(self) -> Any:
+        """The explicit padding as MATLAB shows it (``None`` for ``"same"``)."""
+        return self._size("Padding")

@@ -26,7 +26,7 @@ from ..functional._common import floating_data
 from ..functional._sliding import PADDING_MODES
 from ._base import matlab_constructor
 from ._properties import Learnable, Property, factor_properties, initializer_property
-from ._window import WindowLayer, padding_property, sizes_property
+from ._window import PaddedLayer, WindowLayer, padding_property, sizes_property
 
 __all__ = [
     "Convolution1DLayer",
@@ -151,7 +151,7 @@ class _ConvolutionLayer(WindowLayer):
         return X, labels + self.weights_format
 
 
-class _Padded(_ConvolutionLayer):
+class _Padded(_ConvolutionLayer, PaddedLayer):
     """The (grouped) convolution layers: dilation, padding and :func:`dlconv`."""
 
     DilationFactor, Padding, PaddingValue = _sliding_properties()
@@ -160,16 +160,6 @@ class _Padded(_ConvolutionLayer):
     def __init_subclass__(cls, **kwargs: Any) -> None:
         cls.padded = {"Padding": ("same", "causal") if cls.dims == 1 else ("same",)}
         super().__init_subclass__(**kwargs)
-
-    @property
-    def PaddingMode(self) -> str:
-        """``"manual"``, ``"same"`` or ``"causal"``."""
-        return self._mode("Padding")
-
-    @property
-    def PaddingSize(self) -> Any:
-        """The explicit padding as MATLAB shows it (``None`` for ``"same"``)."""
-        return self._size("Padding")
 
     def predict(self, X: DLArray) -> DLArray:
         X, weights_format = self._input(X)
@@ -202,6 +192,10 @@ class _Convolution(_Padded):
         return int(sizes[0])
 
 
+_FACTORS = """WeightLearnRateFactor, BiasLearnRateFactor, WeightL2Factor: default 1;
+        BiasL2Factor: default 0, as in MATLAB."""
+_TORCH = "device, dtype, generator: torch factory arguments for the learnables."
+
 _CONVOLUTION_DOC = """{what}
 
     ``Y`` is the cross-correlation of the input with each filter (MATLAB's convolution: filters
@@ -219,10 +213,9 @@ _CONVOLUTION_DOC = """{what}
         WeightsInitializer: ``"glorot"`` (default), ``"he"``, ``"narrow-normal"``, ``"zeros"``,
             ``"ones"`` or a callable ``f(sz)``; BiasInitializer likewise, default ``"zeros"``.
         Weights: ``{weights}`` (fixes ``NumChannels``); Bias: ``{bias}``.
-        WeightLearnRateFactor, BiasLearnRateFactor, WeightL2Factor: default 1;
-        BiasL2Factor: default 0, as in MATLAB.
+        {factors}
         Name: the layer name (automatic names: ``conv``, ``conv_1``, ...).
-        device, dtype, generator: torch factory arguments for the learnables.
+        {torch}
 
     Attributes:
         PaddingMode, PaddingSize: MATLAB's read-only views of ``Padding``.
@@ -234,6 +227,8 @@ _CONVOLUTION_DOC = """{what}
 
 class Convolution1DLayer(_Convolution):
     __doc__ = _CONVOLUTION_DOC.format(
+        factors=_FACTORS,
+        torch=_TORCH,
         what="MATLAB's 1-D convolution layer (``convolution1dLayer``).",
         slides='``T`` of ``"CBT"`` sequences, or ``S`` of ``"SCB"`` and ``"SCBT"`` data',
         size="a positive integer, the filter length",
@@ -253,6 +248,8 @@ class Convolution1DLayer(_Convolution):
 
 class Convolution2DLayer(_Convolution):
     __doc__ = _CONVOLUTION_DOC.format(
+        factors=_FACTORS,
+        torch=_TORCH,
         what="MATLAB's 2-D convolution layer (``convolution2dLayer``).",
         slides='the two ``S`` of ``"SSCB"`` and ``"SSCBT"`` data, or ``S`` and ``T`` of ``"SCBT"``',
         size="``[h w]``, or one integer for both",
@@ -272,6 +269,8 @@ class Convolution2DLayer(_Convolution):
 
 class Convolution3DLayer(_Convolution):
     __doc__ = _CONVOLUTION_DOC.format(
+        factors=_FACTORS,
+        torch=_TORCH,
         what="MATLAB's 3-D convolution layer (``convolution3dLayer``).",
         slides='the three ``S`` of ``"SSSCB"`` and ``"SSSCBT"`` data, or two ``S`` and ``T`` of ``"SSCBT"``',
         size="``[h w d]``, or one integer for all three",
@@ -448,10 +447,9 @@ _TRANSPOSED_DOC = """{what}
         WeightsInitializer (default ``"glorot"``), BiasInitializer (default ``"zeros"``): as for
             the convolution layers (MATLAB's fans: filters in, channels out).
         Weights: ``{weights}`` (fixes ``NumChannels``); Bias: ``{bias}``.
-        WeightLearnRateFactor, BiasLearnRateFactor, WeightL2Factor: default 1;
-        BiasL2Factor: default 0.
+        {factors}
         Name: the layer name (automatic names: ``transconv``, ...).
-        device, dtype, generator: torch factory arguments for the learnables.
+        {torch}
 
     Attributes:
         CroppingMode, CroppingSize: MATLAB's read-only views of ``Cropping``.
@@ -463,6 +461,8 @@ _TRANSPOSED_DOC = """{what}
 
 class TransposedConvolution1DLayer(_TransposedConvolution):
     __doc__ = _TRANSPOSED_DOC.format(
+        factors=_FACTORS,
+        torch=_TORCH,
         what="MATLAB's 1-D transposed convolution layer (``transposedConv1dLayer``).",
         slides='``T`` of ``"CBT"`` sequences, or ``S`` of ``"SCB"`` and ``"SCBT"`` data',
         size="a positive integer, the filter length",
@@ -480,6 +480,8 @@ class TransposedConvolution1DLayer(_TransposedConvolution):
 
 class TransposedConvolution2DLayer(_TransposedConvolution):
     __doc__ = _TRANSPOSED_DOC.format(
+        factors=_FACTORS,
+        torch=_TORCH,
         what="MATLAB's 2-D transposed convolution layer (``transposedConv2dLayer``).",
         slides='the two ``S`` of ``"SSCB"`` and ``"SSCBT"`` data, or ``S`` and ``T`` of ``"SCBT"``',
         size="``[h w]``, or one integer for both",
@@ -497,6 +499,8 @@ class TransposedConvolution2DLayer(_TransposedConvolution):
 
 class TransposedConvolution3DLayer(_TransposedConvolution):
     __doc__ = _TRANSPOSED_DOC.format(
+        factors=_FACTORS,
+        torch=_TORCH,
         what="MATLAB's 3-D transposed convolution layer (``transposedConv3dLayer``).",
         slides='the three ``S`` of ``"SSSCB"`` and ``"SSSCBT"`` data, or two ``S`` and ``T`` of ``"SSCBT"``',
         size="``[h w d]``, or one integer for all three",

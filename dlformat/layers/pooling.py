@@ -19,7 +19,7 @@ from ..functional import avgpool, maxpool
 from ..functional._common import floating_data
 from ._base import matlab_constructor
 from ._properties import Property
-from ._window import WindowLayer, padding_property, sizes_property, slid_labels
+from ._window import PaddedLayer, WindowLayer, padding_property, sizes_property, slid_labels
 
 __all__ = [
     "AveragePooling1DLayer",
@@ -73,7 +73,7 @@ def _input(layer: WindowLayer, X: Any) -> tuple[DLArray, str]:
     return DLArray._wrap(floating_data(X._data, layer._caller()), X._fmt), layer._slid(X._fmt)
 
 
-class _Pooling(WindowLayer):
+class _Pooling(PaddedLayer):
     """What the max and average pooling layers declare: pool size, stride, padding."""
 
     sized: ClassVar[tuple[str, ...]] = ("PoolSize", "Stride")
@@ -88,16 +88,6 @@ class _Pooling(WindowLayer):
     def _check_properties(self) -> None:
         super()._check_properties()
         self._check_size_limit("Padding", "PoolSize")
-
-    @property
-    def PaddingMode(self) -> str:
-        """``"manual"`` or ``"same"``."""
-        return self._mode("Padding")
-
-    @property
-    def PaddingSize(self) -> Any:
-        """The explicit padding as MATLAB shows it (``None`` for ``"same"``)."""
-        return self._size("Padding")
 
     def _pool_arguments(self, fmt: str) -> dict[str, Any]:
         return {"Stride": self.Stride, "Padding": self.Padding, "PoolFormat": self._slid(fmt)}
