@@ -177,8 +177,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
     parser.add_argument("--rounds", type=int, default=7, help="interleaved rounds per measurement (median)")
     parser.add_argument("--only", nargs="*", help="row names to run (default: all)")
+    parser.add_argument(
+        "--threads", type=int, help="torch CPU threads (1 steadies the figures on a shared, loaded machine)"
+    )
     args = parser.parse_args(argv)
     import torch
+
+    if args.threads:
+        torch.set_num_threads(args.threads)
 
     rows = [row for row in ROWS if not args.only or row.name in args.only]
     results = measure(rows, args.device, args.rounds)

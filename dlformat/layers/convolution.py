@@ -161,6 +161,14 @@ class _Padded(_ConvolutionLayer, PaddedLayer):
         cls.padded = {"Padding": ("same", "causal") if cls.dims == 1 else ("same",)}
         super().__init_subclass__(**kwargs)
 
+    @property
+    def PaddingSize(self) -> Any:
+        """The explicit padding as MATLAB shows it: ``"causal"`` is ``[(FilterSize-1)*DilationFactor 0]``
+        (``None`` for ``"same"``, which depends on the input)."""
+        if self.Padding == "causal":
+            return ((self.FilterSize - 1) * self.DilationFactor, 0)
+        return super().PaddingSize
+
     def predict(self, X: DLArray) -> DLArray:
         X, weights_format = self._input(X)
         return dlconv(
