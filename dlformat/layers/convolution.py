@@ -7,9 +7,8 @@ Learnables are laid out as MATLAB lays them out (MathWorks, each layer's ``Weigh
 properties): ``FilterSize × NumChannels × NumFilters`` weights and a ``1 × … × 1 × NumFilters``
 bias (one leading 1 per slid dimension); grouped ``FilterSize × NumChannelsPerGroup ×
 NumFiltersPerGroup × NumGroups``; transposed ``FilterSize × NumFilters × NumChannels``. MATLAB's
-``"glorot"`` and ``"he"`` count ``prod(FilterSize)`` times the (per-group) channels as inputs and
-``prod(FilterSize)`` times the (per-group) filters as outputs (the transposed layers the other way
-round).
+``"glorot"`` and ``"he"`` count ``prod(FilterSize)`` times the (per-group) input channels as inputs
+and ``prod(FilterSize)`` times the (per-group) filters as outputs, for the transposed layers too.
 """
 
 from __future__ import annotations
@@ -111,8 +110,10 @@ class _ConvolutionLayer(WindowLayer):
         raise NotImplementedError
 
     def _fans(self, channels: int) -> tuple[int, int]:
-        """MATLAB's ``(numIn, numOut)`` for ``"glorot"`` and ``"he"``."""
-        raise NotImplementedError
+        """MATLAB's ``(numIn, numOut)`` for ``"glorot"`` and ``"he"``: the filter area times the input
+        channels, and times the filters."""
+        area = math.prod(self._filter)
+        return area * channels, area * int(self._properties["NumFilters"])
 
     def _outputs(self, channels: int) -> tuple[int, ...]:
         """The bias's dimensions after its leading ones."""
@@ -188,10 +189,6 @@ class _Convolution(_Padded):
 
     def _weight_sizes(self, channels: int) -> tuple[int, ...]:
         return (channels, self.NumFilters)
-
-    def _fans(self, channels: int) -> tuple[int, int]:
-        area = math.prod(self._filter)
-        return area * channels, area * self.NumFilters
 
     def _outputs(self, channels: int) -> tuple[int, ...]:
         return (self.NumFilters,)
@@ -417,10 +414,6 @@ class _TransposedConvolution(_ConvolutionLayer):
     def _weight_sizes(self, channels: int) -> tuple[int, ...]:
         return (self.NumFilters, channels)
 
-    def _fans(self, channels: int) -> tuple[int, int]:
-        area = math.prod(self._filter)
-        return area * self.NumFilters, area * channels
-
     def _outputs(self, channels: int) -> tuple[int, ...]:
         return (self.NumFilters,)
 
@@ -453,7 +446,7 @@ _TRANSPOSED_DOC = """{what}
             the top/left, as MATLAB does), {cropping}
         NumChannels: ``"auto"`` (from the first input) or the input channels.
         WeightsInitializer (default ``"glorot"``), BiasInitializer (default ``"zeros"``): as for
-            the convolution layers (MATLAB's fans: filters in, channels out).
+            the convolution layers.
         Weights: ``{weights}`` (fixes ``NumChannels``); Bias: ``{bias}``.
         {factors}
         Name: the layer name (automatic names: ``transconv``, ...).

@@ -268,7 +268,7 @@ def test_learnables_have_matlab_shapes_and_default_initializers(factory, fmt, si
     ("factory", "num_in"),
     [
         (lambda init: dlf.convolution2dLayer(3, 4, NumChannels=64, WeightsInitializer=init), 9 * 64),
-        (lambda init: dlf.transposedConv2dLayer(3, 4, NumChannels=64, WeightsInitializer=init), 9 * 4),
+        (lambda init: dlf.transposedConv2dLayer(3, 4, NumChannels=64, WeightsInitializer=init), 9 * 64),
         (
             lambda init: dlf.groupedConvolution2dLayer(
                 3, 4, 2, NumChannelsPerGroup=32, WeightsInitializer=init
