@@ -217,3 +217,27 @@ def test_format_table_rows(name):
     for row in fixture["rows"]:
         Y = layer(dlf.dlarray(torch.randn(row["sizes"]), row["input"]))
         assert dlf.dims(Y) == row["output"], row
+
+
+def test_sequence_to_label_network_of_matlabs_example_page():
+    """globalAveragePooling1dLayer's page: sequenceInputLayer → convolution1dLayer → reluLayer →
+    globalAveragePooling1dLayer → fullyConnectedLayer → softmaxLayer gives one label per sequence."""
+    layers = [
+        dlf.sequenceInputLayer(12),
+        dlf.convolution1dLayer(11, 96),
+        dlf.reluLayer(),
+        dlf.globalAveragePooling1dLayer(),
+        dlf.fullyConnectedLayer(10),
+        dlf.softmaxLayer(),
+    ]
+    net = dlf.initialize(dlf.dlnetwork(layers))
+    assert [layer.Name for layer in net.Layers] == [
+        "sequenceinput",
+        "conv",
+        "relu",
+        "gapool",
+        "fc",
+        "softmax",
+    ]
+    Y = net(dlf.dlarray(torch.randn(12, 3, 20), "CBT"))
+    assert dlf.dims(Y) == "CB" and tuple(Y.shape) == (10, 3)
