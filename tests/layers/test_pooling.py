@@ -223,7 +223,7 @@ def test_sequence_to_label_network_of_matlabs_example_page():
     """globalAveragePooling1dLayer's page: sequenceInputLayer → convolution1dLayer → reluLayer →
     globalAveragePooling1dLayer → fullyConnectedLayer → softmaxLayer gives one label per sequence."""
     layers = [
-        dlf.sequenceInputLayer(12),
+        dlf.sequenceInputLayer(12, MinLength=20),
         dlf.convolution1dLayer(11, 96),
         dlf.reluLayer(),
         dlf.globalAveragePooling1dLayer(),
