@@ -155,6 +155,32 @@ def test_convolution_pooling_and_normalization_functions_compile_without_graph_b
     torch.testing.assert_close(compiled(x), cnn(x))
 
 
+def test_a_cnn_of_convolution_and_pooling_layers_compiles_and_trains_like_eager():
+    """The convolution and pooling layers (and fullyConnectedLayer) under fullgraph=True: the same
+    output and the same gradients as eager."""
+    torch.manual_seed(0)
+    model = nn.Sequential(
+        dlf.convolution2dLayer(3, 8, NumChannels=3, Padding="same", Stride=2),
+        dlf.reluLayer(),
+        dlf.maxPooling2dLayer(2, Stride=2, Padding="same"),
+        dlf.groupedConvolution2dLayer(3, 2, "channel-wise", Padding=[0, 1, 1, 0], PaddingValue="replicate"),
+        dlf.averagePooling2dLayer(2, Padding="same", PaddingValue="mean"),
+        dlf.transposedConv2dLayer(4, 4, Stride=2, Cropping="same"),
+        dlf.globalAveragePooling2dLayer(),
+        dlf.fullyConnectedLayer(5),
+    )
+    X = dlf.dlarray(torch.randn(13, 11, 3, 2), "SSCB")
+    model(X)  # first call creates the lazy learnables
+    compiled = torch.compile(model, fullgraph=True, backend="eager")
+    expected, got = model(X), compiled(X)
+    assert dlf.dims(got) == "CB"
+    torch.testing.assert_close(dlf.stripdims(got), dlf.stripdims(expected))
+    eager_grads = torch.autograd.grad(dlf.stripdims(expected).sum(), list(model.parameters()))
+    compiled_grads = torch.autograd.grad(dlf.stripdims(got).sum(), list(model.parameters()))
+    for eager_grad, compiled_grad in zip(eager_grads, compiled_grads, strict=True):
+        torch.testing.assert_close(compiled_grad, eager_grad)
+
+
 def test_importing_dlformat_leaves_dynamo_unimported():
     """The compile marks are plain attributes: `import dlformat` must not pay for importing torch._dynamo."""
     import subprocess

@@ -39,6 +39,17 @@ PUBLIC = {
     "sigmoidLayer", "SwishLayer", "swishLayer", "SoftplusLayer", "softplusLayer", "PReLULayer", "preluLayer",
     "SpatialDropoutLayer", "spatialDropoutLayer", "Crop2DLayer", "crop2dLayer", "Resize2DLayer", "resize2dLayer",
     "Resize3DLayer", "resize3dLayer",
+    # convolution and pooling layers (issue 13), class and constructor each
+    "Convolution1DLayer", "convolution1dLayer", "Convolution2DLayer", "convolution2dLayer", "Convolution3DLayer",
+    "convolution3dLayer", "GroupedConvolution2DLayer", "groupedConvolution2dLayer", "TransposedConvolution1DLayer",
+    "transposedConv1dLayer", "TransposedConvolution2DLayer", "transposedConv2dLayer",
+    "TransposedConvolution3DLayer", "transposedConv3dLayer", "MaxPooling1DLayer", "maxPooling1dLayer",
+    "MaxPooling2DLayer", "maxPooling2dLayer", "MaxPooling3DLayer", "maxPooling3dLayer", "AveragePooling1DLayer",
+    "averagePooling1dLayer", "AveragePooling2DLayer", "averagePooling2dLayer", "AveragePooling3DLayer",
+    "averagePooling3dLayer", "GlobalMaxPooling1DLayer", "globalMaxPooling1dLayer", "GlobalMaxPooling2DLayer",
+    "globalMaxPooling2dLayer", "GlobalMaxPooling3DLayer", "globalMaxPooling3dLayer", "GlobalAveragePooling1DLayer",
+    "globalAveragePooling1dLayer", "GlobalAveragePooling2DLayer", "globalAveragePooling2dLayer",
+    "GlobalAveragePooling3DLayer", "globalAveragePooling3dLayer",
     # MATLAB's losses and the custom training loop
     "crossentropy", "indexcrossentropy", "mse", "l1loss", "l2loss", "huber", "training", "dlfeval", "dlgradient",
     "dlupdate", "adamupdate", "sgdmupdate", "rmspropupdate", "minibatchqueue", "MiniBatchQueue", "padsequences",

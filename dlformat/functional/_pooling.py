@@ -153,6 +153,9 @@ def avgpool(X: Any, poolsize: Any, *, PaddingValue: Any = 0, **options: Any) -> 
         return restore(DLArray._wrap(X._data.mean(dim=window.slid, keepdim=True), X._fmt))
     data, lead = _sliding.to_torch(X._data, window)
     pool = _AVERAGE[len(size)]
+    dtype = data.dtype
+    if len(size) == 3 and data.device.type == "cpu" and dtype in (torch.float16, torch.bfloat16):
+        data = data.float()  # torch's CPU 3-D average pooling has no half-precision kernel
     equal = _sliding.symmetric(padding, [extent // 2 for extent in size])
     if equal is not None:
         result = pool(data, size, strides, equal, False, not exclude)
@@ -161,7 +164,7 @@ def avgpool(X: Any, poolsize: Any, *, PaddingValue: Any = 0, **options: Any) -> 
         if exclude:  # each region's share of input elements, from a padded mask of ones
             ones = data.new_ones((1, 1, *data.shape[2:]))
             result = result / pool(_sliding.pad(ones, padding, 0.0), size, strides, 0)
-    return restore(DLArray._wrap(_sliding.from_torch(result, window, lead), X._fmt))
+    return restore(DLArray._wrap(_sliding.from_torch(result.to(dtype), window, lead), X._fmt))
 
 
 def _padding_value(value: Any) -> float | str:

@@ -151,8 +151,21 @@ def _integers(caller: str, name: str, value: Any) -> tuple[list[int], tuple[int,
     return [int(number) for number in numbers], shape  # type: ignore[arg-type]
 
 
+def _plain_integers(value: Any) -> bool:
+    """Whether ``value`` is a Python int or a tuple of them (not bool): the form the layers store,
+    read on every call without the general parsing below."""
+    if type(value) is int:
+        return True
+    return type(value) is tuple and all(type(item) is int for item in value)
+
+
 def sizes(caller: str, name: str, value: Any, count: int) -> tuple[int, ...]:
     """A positive integer for each of ``count`` slid dimensions: a scalar, or one per dimension."""
+    if _plain_integers(value):  # fast path: the values the layers store
+        if type(value) is int and value >= 1:
+            return (value,) * count
+        if type(value) is tuple and len(value) == count and min(value, default=0) >= 1:
+            return value
     numbers, shape = _integers(caller, name, value)
     if len(numbers) not in (1, count) or (len(shape) > 1 and 1 not in shape) or min(numbers) < 1:
         raise DLFormatError(
@@ -167,6 +180,8 @@ def padding_spec(caller: str, name: str, value: Any, count: int, words: tuple[st
     ``(pre, post)`` pair for each of ``count`` dimensions."""
     if isinstance(value, (str, np.str_)):
         return _validate.choice(f"{caller}: {name}", value, words, also=", or nonnegative integers")
+    if _plain_integers(value) and type(value) is tuple and len(value) == 2 * count and min(value) >= 0:
+        return tuple(zip(value[::2], value[1::2], strict=True))  # fast path: a layer's [t b l r]
     numbers, shape = _integers(caller, name, value)
     if min(numbers) < 0:
         raise DLFormatError(f"{caller}: {name} must be nonnegative; got {_validate.describe(value)}")

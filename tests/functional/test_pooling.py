@@ -151,6 +151,14 @@ def test_dtypes(dtype):
     assert F.maxpool(X, 2).dtype == expected and F.avgpool(X, 2, Padding=1).dtype == expected
 
 
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_avgpool_3d_in_half_precision_on_cpu(dtype):
+    # torch's CPU kernel has no half precision: computed in float32, returned in the input's dtype
+    X = dlf.dlarray(torch.arange(8.0).reshape(2, 2, 2, 1, 1).to(dtype), "SSSCB")
+    Y = F.avgpool(X, 2, Padding=[1, 0, 0, 0, 0, 0], PaddingValue="mean")
+    assert Y.dtype == dtype and dlf.extractdata(Y).flatten().tolist() == [1.5, 3.5]
+
+
 def test_gradients_of_avgpool():
     x = torch.randn(4, 3, 2, 1, dtype=torch.float64, requires_grad=True)
 

@@ -177,6 +177,79 @@ LAYERS = [
         lambda **kw: dlf.resize3dLayer(OutputSize=[2, 3, 4]), "SSSCB", (3, 4, 2, 2, 2), id="resize3d"
     ),
     pytest.param(lambda **kw: dlf.crop2dLayer("centercrop", Name="crop"), "SSCB", (4, 5, 3, 2), id="crop2d"),
+    pytest.param(
+        lambda **kw: dlf.convolution1dLayer(3, 4, NumChannels=3, Padding="causal", DilationFactor=2, **kw),
+        "CBT",
+        (3, 2, 7),
+        id="convolution1d",
+    ),
+    pytest.param(
+        lambda **kw: dlf.convolution2dLayer(3, 4, NumChannels=3, Padding="same", Stride=2, Name="conv", **kw),
+        "SSCB",
+        (6, 5, 3, 2),
+        id="convolution2d",
+    ),
+    pytest.param(
+        lambda **kw: dlf.convolution3dLayer(2, 4, NumChannels=3, PaddingValue="replicate", Padding=1, **kw),
+        "SSSCB",
+        (4, 3, 5, 3, 2),
+        id="convolution3d",
+    ),
+    pytest.param(
+        lambda **kw: dlf.groupedConvolution2dLayer(3, 2, 2, NumChannelsPerGroup=2, Padding="same", **kw),
+        "SSCB",
+        (5, 6, 4, 2),
+        id="groupedConvolution2d",
+    ),
+    pytest.param(
+        lambda **kw: dlf.transposedConv1dLayer(3, 4, NumChannels=3, Stride=2, **kw),
+        "CBT",
+        (3, 2, 5),
+        id="transposedConv1d",
+    ),
+    pytest.param(
+        lambda **kw: dlf.transposedConv2dLayer(4, 2, NumChannels=3, Stride=2, Cropping="same", **kw),
+        "SSCB",
+        (4, 5, 3, 2),
+        id="transposedConv2d",
+    ),
+    pytest.param(
+        lambda **kw: dlf.transposedConv3dLayer(2, 2, NumChannels=3, Cropping=[1, 0, 0, 1, 0, 0], **kw),
+        "SSSCB",
+        (3, 4, 2, 3, 2),
+        id="transposedConv3d",
+    ),
+    pytest.param(lambda **kw: dlf.maxPooling1dLayer(2, Stride=2), "CBT", (3, 2, 7), id="maxPooling1d"),
+    pytest.param(
+        lambda **kw: dlf.maxPooling2dLayer(3, Padding="same"), "SSCB", (5, 4, 3, 2), id="maxPooling2d"
+    ),
+    pytest.param(lambda **kw: dlf.maxPooling3dLayer(2), "SSSCB", (3, 4, 5, 2, 2), id="maxPooling3d"),
+    pytest.param(
+        lambda **kw: dlf.averagePooling1dLayer(3, Padding="same", PaddingValue="mean"),
+        "SCB",
+        (7, 3, 2),
+        id="averagePooling1d",
+    ),
+    pytest.param(
+        lambda **kw: dlf.averagePooling2dLayer(2, Stride=2), "SSCB", (6, 4, 3, 2), id="averagePooling2d"
+    ),
+    pytest.param(
+        lambda **kw: dlf.averagePooling3dLayer(2, Padding=1), "SSSCB", (3, 4, 5, 2, 2), id="averagePooling3d"
+    ),
+    pytest.param(lambda **kw: dlf.globalMaxPooling1dLayer(), "CBT", (3, 2, 7), id="globalMaxPooling1d"),
+    pytest.param(lambda **kw: dlf.globalMaxPooling2dLayer(), "SSCB", (5, 4, 3, 2), id="globalMaxPooling2d"),
+    pytest.param(
+        lambda **kw: dlf.globalMaxPooling3dLayer(), "SSSCB", (3, 4, 5, 2, 2), id="globalMaxPooling3d"
+    ),
+    pytest.param(
+        lambda **kw: dlf.globalAveragePooling1dLayer(), "SCB", (7, 3, 2), id="globalAveragePooling1d"
+    ),
+    pytest.param(
+        lambda **kw: dlf.globalAveragePooling2dLayer(), "SSCBT", (5, 4, 3, 2, 3), id="globalAveragePooling2d"
+    ),
+    pytest.param(
+        lambda **kw: dlf.globalAveragePooling3dLayer(), "SSSCB", (3, 4, 5, 2, 2), id="globalAveragePooling3d"
+    ),
     # custom layers (dlf.Layer subclasses, tests/layers/test_custom.py) and functionLayer
     pytest.param(lambda **kw: OffsetLayer(Name="offset").to(**kw), "CBT", (3, 2, 7), id="custom"),
     pytest.param(

@@ -1,0 +1,200 @@
+"""MATLAB-named layers against the torch modules a user would write by hand: forward + backward.
+
+Every row times ``layer(X)`` followed by the gradients with respect to the input and every
+learnable, against the same for the hand-written torch equivalent (``nn.Conv2d``, ``nn.MaxPool2d``,
+...), at batch 32 and at batch 1, in the same process, interleaved round by round (median of the
+rounds; see ``interleaved`` in ``bench_position.py``). The dlarray input is labelled over
+batch-first memory (``"BCSS"`` → ``"SSCB"``), so both sides hand torch the same ``N × C × ...``
+layout. Printed: milliseconds per call and the ratio ours / torch, beside the targets.
+
+    python benchmarks/bench_layers.py                  # CPU
+    python benchmarks/bench_layers.py --device cuda
+    python benchmarks/bench_layers.py --only conv2d maxpool2d --rounds 3
+
+Add a layer by adding a :class:`Row` to ``ROWS``: a name, and a function ``build(batch, device)``
+returning the two forward + backward steps, ``(ours, reference)``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import platform
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_position import interleaved  # the house timing loop
+
+TARGETS = {32: 1.10, 1: 1.5}  # ratio ours / torch at batch 32 and batch 1
+
+Step = Callable[[], object]
+
+
+@dataclass(frozen=True)
+class Row:
+    name: str
+    what: str
+    build: Callable[[int, str], tuple[Step, Step]]
+
+
+def _steps(layer, module, shape: tuple[int, ...], labels: str, device: str) -> tuple[Step, Step]:
+    """Forward + backward of ``layer`` on a dlarray and of ``module`` on the same batch-first data."""
+    import torch
+
+    import dlformat as dlf
+
+    x = torch.randn(shape, device=device, requires_grad=True)
+    X = dlf.dlarray(x, labels)
+    layer(X)  # first call creates the lazy learnables
+    ours_inputs = [x, *layer.parameters()]
+    reference_inputs = [x, *module.parameters()]
+    upstream_ours = torch.ones_like(dlf.stripdims(layer(X)))
+    upstream_reference = torch.ones_like(module(x))
+
+    def ours() -> object:
+        Y = dlf.stripdims(layer(dlf.dlarray(x, labels)))
+        return torch.autograd.grad(Y, ours_inputs, upstream_ours)
+
+    def reference() -> object:
+        return torch.autograd.grad(module(x), reference_inputs, upstream_reference)
+
+    return ours, reference
+
+
+def _conv1d(batch: int, device: str) -> tuple[Step, Step]:
+    from torch import nn
+
+    import dlformat as dlf
+
+    layer = dlf.convolution1dLayer(3, 128, NumChannels=128, Padding="same", device=device)
+    module = nn.Conv1d(128, 128, 3, padding=1, device=device)
+    return _steps(layer, module, (batch, 128, 512), "BCT", device)
+
+
+def _conv2d(batch: int, device: str) -> tuple[Step, Step]:
+    from torch import nn
+
+    import dlformat as dlf
+
+    layer = dlf.convolution2dLayer(3, 64, NumChannels=64, Padding="same", device=device)
+    module = nn.Conv2d(64, 64, 3, padding=1, device=device)
+    return _steps(layer, module, (batch, 64, 56, 56), "BCSS", device)
+
+
+def _conv3d(batch: int, device: str) -> tuple[Step, Step]:
+    from torch import nn
+
+    import dlformat as dlf
+
+    layer = dlf.convolution3dLayer(3, 32, NumChannels=32, Padding="same", device=device)
+    module = nn.Conv3d(32, 32, 3, padding=1, device=device)
+    return _steps(layer, module, (batch, 32, 16, 28, 28), "BCSSS", device)
+
+
+def _transposed2d(batch: int, device: str) -> tuple[Step, Step]:
+    from torch import nn
+
+    import dlformat as dlf
+
+    layer = dlf.transposedConv2dLayer(4, 32, NumChannels=64, Stride=2, Cropping="same", device=device)
+    module = nn.ConvTranspose2d(64, 32, 4, stride=2, padding=1, device=device)
+    return _steps(layer, module, (batch, 64, 28, 28), "BCSS", device)
+
+
+def _maxpool2d(batch: int, device: str) -> tuple[Step, Step]:
+    from torch import nn
+
+    import dlformat as dlf
+
+    return _steps(dlf.maxPooling2dLayer(2, Stride=2), nn.MaxPool2d(2, 2), (batch, 64, 56, 56), "BCSS", device)
+
+
+def _avgpool2d(batch: int, device: str) -> tuple[Step, Step]:
+    from torch import nn
+
+    import dlformat as dlf
+
+    return _steps(
+        dlf.averagePooling2dLayer(2, Stride=2), nn.AvgPool2d(2, 2), (batch, 64, 56, 56), "BCSS", device
+    )
+
+
+def _global_average2d(batch: int, device: str) -> tuple[Step, Step]:
+    from torch import nn
+
+    import dlformat as dlf
+
+    return _steps(
+        dlf.globalAveragePooling2dLayer(), nn.AdaptiveAvgPool2d(1), (batch, 256, 14, 14), "BCSS", device
+    )
+
+
+ROWS = [
+    Row("conv1d", "convolution1dLayer(3,128) vs nn.Conv1d, 128×512", _conv1d),
+    Row("conv2d", "convolution2dLayer(3,64) vs nn.Conv2d, 64×56×56", _conv2d),
+    Row("conv3d", "convolution3dLayer(3,32) vs nn.Conv3d, 32×16×28×28", _conv3d),
+    Row("transconv2d", "transposedConv2dLayer(4,32,Stride=2) vs nn.ConvTranspose2d, 64×28×28", _transposed2d),
+    Row("maxpool2d", "maxPooling2dLayer(2,Stride=2) vs nn.MaxPool2d, 64×56×56", _maxpool2d),
+    Row("avgpool2d", "averagePooling2dLayer(2,Stride=2) vs nn.AvgPool2d, 64×56×56", _avgpool2d),
+    Row("gapool2d", "globalAveragePooling2dLayer vs nn.AdaptiveAvgPool2d(1), 256×14×14", _global_average2d),
+]
+
+
+def measure(rows: list[Row], device: str, rounds: int) -> dict[tuple[str, int], tuple[float, float]]:
+    """(ours, torch) seconds per forward + backward, per row and batch."""
+    import torch
+
+    torch.manual_seed(0)
+    results = {}
+    for row in rows:
+        for batch in TARGETS:
+            ours, reference = row.build(batch, device)
+            times = interleaved({"ours": ours, "torch": reference}, device, rounds)
+            results[(row.name, batch)] = (times["ours"], times["torch"])
+    return results
+
+
+def report(rows: list[Row], results: dict[tuple[str, int], tuple[float, float]]) -> list[str]:
+    lines = ["| layer | batch | ours (ms) | torch (ms) | ratio | target |", "|---|---|---|---|---|---|"]
+    for row in rows:
+        for batch, target in TARGETS.items():
+            ours, reference = results[(row.name, batch)]
+            ratio = ours / reference
+            verdict = "ok" if ratio <= target else "MISS"
+            lines.append(
+                f"| {row.what} | {batch} | {ours * 1e3:.3f} | {reference * 1e3:.3f} | {ratio:.2f} | "
+                f"≤ {target:.2f} {verdict} |"
+            )
+    return lines
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
+    parser.add_argument("--rounds", type=int, default=7, help="interleaved rounds per measurement (median)")
+    parser.add_argument("--only", nargs="*", help="row names to run (default: all)")
+    parser.add_argument(
+        "--threads", type=int, help="torch CPU threads (1 steadies the figures on a shared, loaded machine)"
+    )
+    args = parser.parse_args(argv)
+    import torch
+
+    if args.threads:
+        torch.set_num_threads(args.threads)
+
+    rows = [row for row in ROWS if not args.only or row.name in args.only]
+    results = measure(rows, args.device, args.rounds)
+    cpu = platform.processor() or platform.machine()
+    where = torch.cuda.get_device_name() if args.device == "cuda" else cpu
+    threads = torch.get_num_threads()
+    print(f"{args.device} ({where}), torch {torch.__version__}, threads {threads}, rounds {args.rounds}")
+    print("\n".join(report(rows, results)))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
