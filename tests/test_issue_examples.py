@@ -20,7 +20,9 @@ def test_the_dlarray_functions_and_custom_training_loop_example():
     (position,) = dlf.finddim(X, "T")  # finddim is 0-based; MATLAB's dimension numbers start at 1
     torch.testing.assert_close(dlf.stripdims(dlf.sum(X, position + 1)), dlf.stripdims(S))
     net = dlf.dlnetwork([dlf.sequenceInputLayer(8), dlf.fullyConnectedLayer(3), dlf.softmaxLayer()])
-    T = dlf.dlarray(torch.nn.functional.one_hot(torch.randint(0, 3, (4, 10)), 3).permute(2, 0, 1).float(), "CBT")
+    T = dlf.dlarray(
+        torch.nn.functional.one_hot(torch.randint(0, 3, (4, 10)), 3).permute(2, 0, 1).float(), "CBT"
+    )
 
     def model_loss(net, X, T):
         Y = dlf.forward(net, X)
@@ -33,3 +35,58 @@ def test_the_dlarray_functions_and_custom_training_loop_example():
     before = net.Layers[1].Weights.detach().clone()
     net, avg, avg_sq = dlf.adamupdate(net, grads, avg, avg_sq, 1)
     assert not torch.equal(net.Layers[1].Weights.detach(), before)
+
+
+def test_the_image_layers_example():
+    """Issue 13's block, as written there."""
+    import torch
+
+    import dlformat as dlf
+
+    layers = [
+        dlf.imageInputLayer([28, 28, 1], Normalization="zscore", Mean=0.13, StandardDeviation=0.31),
+        dlf.convolution2dLayer(3, 16, Padding="same"),
+        dlf.batchNormalizationLayer(),
+        dlf.reluLayer(),
+        dlf.maxPooling2dLayer(2, Stride=2),
+        dlf.convolution2dLayer(3, 32, Padding="same", Stride=2, DilationFactor=1),
+        dlf.globalAveragePooling2dLayer(),
+        dlf.flattenLayer(),
+        dlf.fullyConnectedLayer(10),
+        dlf.softmaxLayer(),
+    ]
+    net = dlf.dlnetwork(layers)
+    X = dlf.dlarray(torch.rand(28, 28, 1, 16), "SSCB")
+    Y = dlf.forward(net, X)  # training behaviour: batch statistics, State updated
+    assert dlf.dims(Y) == "CB" and tuple(Y.shape) == (10, 16)
+    assert set(net.State.Parameter) == {"TrainedMean", "TrainedVariance"}
+    assert tuple(net.Layers[1].Weights.shape) == (3, 3, 1, 16)  # MATLAB's FilterSize×NumChannels×NumFilters
+
+
+def test_the_sequence_layers_example():
+    """Issue 14's block, as written there."""
+    import torch
+
+    import dlformat as dlf
+
+    layers = [
+        dlf.sequenceInputLayer(3, Normalization="rescale-symmetric", Min=-2.0, Max=2.0),
+        dlf.convolution1dLayer(3, 16, Padding="causal", DilationFactor=2),
+        dlf.lstmLayer(32, OutputMode="sequence"),
+        dlf.positionEmbeddingLayer(32, 128, Name="pos"),
+        dlf.additionLayer(2, Name="add"),
+        dlf.selfAttentionLayer(4, 64, AttentionMask="causal"),
+        dlf.indexing1dLayer("last"),
+        dlf.fullyConnectedLayer(1),
+    ]
+    net = dlf.dlnetwork(layers, Initialize=False)
+    net = dlf.connectLayers(net, "lstm", "add/in2")
+    net = dlf.initialize(net)
+    Y = dlf.predict(net, dlf.dlarray(torch.randn(3, 8, 50), "CBT"))
+    assert dlf.dims(Y) == "CB" and tuple(Y.shape) == (1, 8)
+    assert tuple(net.Layers[2].InputWeights.shape) == (4 * 32, 16)  # MATLAB: 4*NumHiddenUnits × InputSize
+    Y1, state = dlf.predict(
+        net, dlf.dlarray(torch.randn(3, 8, 1), "CBT"), ReturnState=True
+    )  # MATLAB: [Y, state] = predict(...)
+    assert dlf.dims(Y1) == "CB" and tuple(Y1.shape) == (1, 8)
+    assert set(state.Parameter) == {"HiddenState", "CellState"}
