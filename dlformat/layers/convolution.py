@@ -20,9 +20,8 @@ from typing import Any, ClassVar
 from .. import _validate
 from .._dlarray import DLArray, require_dimensions
 from .._errors import DLFormatError
-from ..functional import dlconv, dltranspconv
+from ..functional import _sliding, dlconv, dltranspconv
 from ..functional._common import floating_data
-from ..functional._sliding import PADDING_MODES
 from ._base import matlab_constructor
 from ._properties import Learnable, Property, factor_properties, initializer_property
 from ._window import PaddedLayer, WindowLayer, padding_property, padding_views, sizes_property
@@ -45,12 +44,6 @@ __all__ = [
 ]
 
 
-def _padding_value(name: str, value: Any) -> float | str:
-    if isinstance(value, (str, bytes)):
-        return _validate.choice(name, value, PADDING_MODES, also=", or a number")
-    return _validate.real(name, value)
-
-
 def _num_groups(name: str, value: Any) -> int | str:
     if isinstance(value, str):
         return _validate.choice(name, value, ("channel-wise",), also=", or a positive integer")
@@ -66,7 +59,7 @@ def _sliding_properties() -> tuple[Property, Property, Property]:
             "each dimension), or a 2×d matrix [before; after]."
         ),
         Property(
-            _padding_value,
+            _sliding.padding_value,
             default=0,
             read_only=True,
             doc='A number, "symmetric-include-edge", "symmetric-exclude-edge" or "replicate".',

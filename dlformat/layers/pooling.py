@@ -12,10 +12,9 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from .. import _validate
 from .._dlarray import DLArray, require_dimensions
 from .._errors import DLFormatError
-from ..functional import avgpool, maxpool
+from ..functional import _sliding, avgpool, maxpool
 from ..functional._common import floating_data
 from ._base import matlab_constructor
 from ._properties import Property
@@ -47,14 +46,6 @@ __all__ = [
     "maxPooling2dLayer",
     "maxPooling3dLayer",
 ]
-
-
-def _average_padding_value(name: str, value: Any) -> float | str:
-    if isinstance(value, (str, bytes)):
-        return _validate.choice(name, value, ("mean",), also=", or 0")
-    if _validate.real(name, value) != 0:
-        raise DLFormatError(f'{name} must be 0 or "mean"; got {_validate.describe(value)}')
-    return 0
 
 
 def _no_unpooling(name: str, value: Any) -> bool:
@@ -142,7 +133,10 @@ class _AveragePooling(_Pooling):
             ``"mean"`` (each average over the input elements of its region only).""",
     }
     PaddingValue = Property(
-        _average_padding_value, default=0, read_only=True, doc='0 or "mean": what padded elements count as.'
+        _sliding.average_padding_value,
+        default=0,
+        read_only=True,
+        doc='0 or "mean": what padded elements count as.',
     )
 
 
