@@ -21,8 +21,6 @@ from ._base import Layer
 from ._properties import REQUIRED, Property
 
 __all__ = [
-    "SIZES",
-    "SLIDES",
     "PaddedLayer",
     "WindowLayer",
     "padding_property",
@@ -32,12 +30,12 @@ __all__ = [
 ]
 
 # How the d-D variants' docstrings say what they slide over and how their window size is given
-SLIDES = {
+_SLIDES = {
     1: '``T`` of ``"CBT"`` sequences, or ``S`` of ``"SCB"`` and ``"SCBT"`` data',
     2: 'the two ``S`` of ``"SSCB"`` and ``"SSCBT"`` data, or ``S`` and ``T`` of ``"SCBT"``',
     3: 'the three ``S`` of ``"SSSCB"`` and ``"SSSCBT"`` data, or two ``S`` and ``T`` of ``"SSCBT"``',
 }
-SIZES = {
+_SIZES = {
     1: "a positive integer, the {window} length",
     2: "``[h w]``, or one integer for both",
     3: "``[h w d]``, or one integer for all three",
@@ -122,6 +120,7 @@ class WindowLayer(Layer):
 
     @classmethod
     def _variant_doc(cls, examples: str) -> str:
+        """The variant's docstring: the family's, then its own ``examples``."""
         doc = cls._doc_template.format(cls=cls, **cls._doc_facts())
         views = "".join(
             f"\n        {name}Mode, {name}Size: MATLAB's read-only views of ``{name}``."
@@ -140,8 +139,8 @@ class WindowLayer(Layer):
             "dims": f"{dims}-D",
             "name": cls._matlab_names.format(dims=dims),
             "kind": cls._kind.lower(),
-            "slides": SLIDES[dims],
-            "size": SIZES[dims].format(window=cls._window),
+            "slides": _SLIDES[dims],
+            "size": _SIZES[dims].format(window=cls._window),
             **{name: text if isinstance(text, str) else text[dims] for name, text in cls._doc_fields.items()},
         }
 

@@ -103,12 +103,13 @@ class _ConvolutionLayer(WindowLayer):
 
     @classmethod
     def _doc_facts(cls) -> dict[str, str]:
+        """The learnables' sizes as the docstrings write them (``{filter} × … × NumFilters``,
+        ``{ones}NumFilters``), and the factor and torch arguments."""
         dims = cls.dims
+        filter_sizes = [f"FilterSize({n})" for n in range(1, dims + 1)] if dims > 1 else ["FilterSize"]
         return {
             **super()._doc_facts(),
-            "filter": "FilterSize"
-            if dims == 1
-            else " × ".join(f"FilterSize({n})" for n in range(1, dims + 1)),
+            "filter": " × ".join(filter_sizes),
             "ones": "1 × " * dims,
             "factors": _FACTORS,
             "torch": _TORCH,
@@ -173,8 +174,7 @@ class _Padded(_ConvolutionLayer, PaddedLayer):
 
     DilationFactor, Padding, PaddingValue = _sliding_properties()
     sized = ("FilterSize", "Stride", "DilationFactor")
-
-    padded: ClassVar[dict[str, tuple[str, ...]]] = {"Padding": ("same",)}
+    padded: ClassVar[dict[str, tuple[str, ...]]] = {"Padding": ("same",)}  # 1-D: "causal" too
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)  # a variant's dims first

@@ -103,6 +103,7 @@ class _MaxPooling(_Pooling):
     """The max pooling layers' family: ``MaxPooling2DLayer`` is its 2-D variant."""
 
     default_name = "maxpool"
+    statistic = maxpool
     _kind = "Max Pooling"
     _matlab_names = "maxPooling{dims}dLayer"
     _measure = "maximum"
@@ -252,6 +253,7 @@ class _GlobalPooling(WindowLayer):
 
 class _GlobalMaxPooling(_GlobalPooling):
     default_name = "gmpool"
+    statistic = maxpool
     _kind = "Global Max Pooling"
     _matlab_names = "globalMaxPooling{dims}dLayer"
     _measure = "maximum"
