@@ -15,6 +15,8 @@ from ._functions._all import *  # noqa: F403  # MATLAB's functions on dlarrays (
 from ._version import __version__
 from .functional import crossentropy, huber, indexcrossentropy, l1loss, l2loss, mse
 from .layers import *  # noqa: F403  # every layer class and MATLAB constructor (layers.__all__)
+from .layers.convolution import *  # noqa: F403  # for mypy, which reads only literal __all__ lists:
+from .layers.pooling import *  # noqa: F403  # layers.__all__ adds these two modules' lists with +=
 from .networks import (
     DAGNetwork,
     DLNetwork,

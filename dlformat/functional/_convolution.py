@@ -106,14 +106,6 @@ def _bias(caller: str, bias: Any, count: int) -> torch.Tensor:
     return data.permute(tuple(reversed(range(data.ndim)))).reshape(-1).expand(count)
 
 
-def _padding_value(caller: str, value: Any) -> float | str:
-    if isinstance(value, (str, bytes)):
-        return _validate.choice(
-            f"{caller}: PaddingValue", value, _sliding.PADDING_MODES, also=", or a number"
-        )
-    return _validate.real(f"{caller}: PaddingValue", value)
-
-
 class _Convolution(NamedTuple):
     """What both convolutions read: the input and its restorer, the weights as ``groups × U × C ×
     filter...`` and their groups, the window and the input in torch's layout, and the geometry."""
@@ -210,7 +202,7 @@ def dlconv(
         strides,
     )
     _sliding.check_fits("dlconv", tuple(data.shape[2:]), padding, reach)
-    value = _padding_value("dlconv", PaddingValue)
+    value = _sliding.padding_value("dlconv: PaddingValue", PaddingValue)
     offsets = _bias("dlconv", bias, groups * filters)
     dtype = working_dtype(data.dtype, conv.arranged.dtype, offsets.dtype)
     matrix = conv.arranged.reshape(groups * filters, per_group, *conv.arranged.shape[3:]).to(dtype)

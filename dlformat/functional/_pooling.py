@@ -148,7 +148,7 @@ def avgpool(X: Any, poolsize: Any, *, PaddingValue: Any = 0, **options: Any) -> 
         [1.0, 1.0, 1.0]
     """
     X, restore, window, size, strides, padding = _read("avgpool", X, poolsize, options)
-    exclude = _padding_value(PaddingValue) == "mean"
+    exclude = _sliding.average_padding_value("avgpool: PaddingValue", PaddingValue) == "mean"
     if size is None:
         return restore(DLArray._wrap(X._data.mean(dim=window.slid, keepdim=True), X._fmt))
     data, lead = _sliding.to_torch(X._data, window)
@@ -165,12 +165,3 @@ def avgpool(X: Any, poolsize: Any, *, PaddingValue: Any = 0, **options: Any) -> 
             ones = data.new_ones((1, 1, *data.shape[2:]))
             result = result / pool(_sliding.pad(ones, padding, 0.0), size, strides, 0)
     return restore(DLArray._wrap(_sliding.from_torch(result.to(dtype), window, lead), X._fmt))
-
-
-def _padding_value(value: Any) -> float | str:
-    if isinstance(value, (str, bytes)):
-        return _validate.choice("avgpool: PaddingValue", value, ("mean",), also=", or 0")
-    number = _validate.real("avgpool: PaddingValue", value)
-    if number != 0:
-        raise DLFormatError(f'avgpool: PaddingValue must be 0 or "mean"; got {_validate.describe(value)}')
-    return number

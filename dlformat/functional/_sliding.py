@@ -35,11 +35,13 @@ from .._tracing import cached_plan
 __all__ = [
     "PADDING_MODES",
     "Window",
+    "average_padding_value",
     "check_fits",
     "edges",
     "from_torch",
     "pad",
     "padding_spec",
+    "padding_value",
     "sizes",
     "symmetric",
     "to_torch",
@@ -47,6 +49,24 @@ __all__ = [
 ]
 
 PADDING_MODES = ("symmetric-include-edge", "symmetric-exclude-edge", "replicate")
+
+
+def padding_value(name: str, value: Any) -> float | str:
+    """A convolution's ``PaddingValue`` (``dlconv``, the layers): a number or one of
+    :data:`PADDING_MODES`."""
+    if isinstance(value, (str, bytes)):
+        return _validate.choice(name, value, PADDING_MODES, also=", or a number")
+    return _validate.real(name, value)
+
+
+def average_padding_value(name: str, value: Any) -> int | str:
+    """Average pooling's ``PaddingValue`` (``avgpool``, the layers): ``0`` or ``"mean"``."""
+    if isinstance(value, (str, bytes)):
+        return _validate.choice(name, value, ("mean",), also=", or 0")
+    if _validate.real(name, value) != 0:
+        raise DLFormatError(f'{name} must be 0 or "mean"; got {_validate.describe(value)}')
+    return 0
+
 
 Edges = tuple[tuple[int, int], ...]
 Spec = str | Edges

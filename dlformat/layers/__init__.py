@@ -1,5 +1,6 @@
 """dlformat's layers: ``nn.Module`` subclasses with MATLAB's names, properties and errors."""
 
+from . import convolution, pooling
 from ._base import Layer
 from .addition import (
     AdditionLayer,
@@ -12,22 +13,7 @@ from .addition import (
     multiplicationLayer,
 )
 from .attention import SelfAttentionLayer, selfAttentionLayer
-from .convolution import (
-    Convolution1DLayer,
-    Convolution2DLayer,
-    Convolution3DLayer,
-    GroupedConvolution2DLayer,
-    TransposedConvolution1DLayer,
-    TransposedConvolution2DLayer,
-    TransposedConvolution3DLayer,
-    convolution1dLayer,
-    convolution2dLayer,
-    convolution3dLayer,
-    groupedConvolution2dLayer,
-    transposedConv1dLayer,
-    transposedConv2dLayer,
-    transposedConv3dLayer,
-)
+from .convolution import *  # noqa: F403  # the convolution layers (convolution.__all__)
 from .crop import Crop2DLayer, crop2dLayer
 from .elementwise import (
     ClippedReLULayer,
@@ -91,32 +77,7 @@ from .output import (
     pixelClassificationLayer,
     regressionLayer,
 )
-from .pooling import (
-    AveragePooling1DLayer,
-    AveragePooling2DLayer,
-    AveragePooling3DLayer,
-    GlobalAveragePooling1DLayer,
-    GlobalAveragePooling2DLayer,
-    GlobalAveragePooling3DLayer,
-    GlobalMaxPooling1DLayer,
-    GlobalMaxPooling2DLayer,
-    GlobalMaxPooling3DLayer,
-    MaxPooling1DLayer,
-    MaxPooling2DLayer,
-    MaxPooling3DLayer,
-    averagePooling1dLayer,
-    averagePooling2dLayer,
-    averagePooling3dLayer,
-    globalAveragePooling1dLayer,
-    globalAveragePooling2dLayer,
-    globalAveragePooling3dLayer,
-    globalMaxPooling1dLayer,
-    globalMaxPooling2dLayer,
-    globalMaxPooling3dLayer,
-    maxPooling1dLayer,
-    maxPooling2dLayer,
-    maxPooling3dLayer,
-)
+from .pooling import *  # noqa: F403  # the pooling layers (pooling.__all__)
 from .position_embedding import PositionEmbeddingLayer, positionEmbeddingLayer
 from .recurrent import BiLSTMLayer, GRULayer, LSTMLayer, bilstmLayer, gruLayer, lstmLayer
 from .resize import Resize2DLayer, Resize3DLayer, resize2dLayer, resize3dLayer
@@ -126,17 +87,11 @@ from .word_embedding import WordEmbeddingLayer, wordEmbeddingLayer
 
 __all__ = [
     "AdditionLayer",
-    "AveragePooling1DLayer",
-    "AveragePooling2DLayer",
-    "AveragePooling3DLayer",
     "BatchNormalizationLayer",
     "BiLSTMLayer",
     "ClassificationOutputLayer",
     "ClippedReLULayer",
     "ConcatenationLayer",
-    "Convolution1DLayer",
-    "Convolution2DLayer",
-    "Convolution3DLayer",
     "Crop2DLayer",
     "CrossChannelNormalizationLayer",
     "DepthConcatenationLayer",
@@ -148,14 +103,7 @@ __all__ = [
     "FunctionLayer",
     "GELULayer",
     "GRULayer",
-    "GlobalAveragePooling1DLayer",
-    "GlobalAveragePooling2DLayer",
-    "GlobalAveragePooling3DLayer",
-    "GlobalMaxPooling1DLayer",
-    "GlobalMaxPooling2DLayer",
-    "GlobalMaxPooling3DLayer",
     "GroupNormalizationLayer",
-    "GroupedConvolution2DLayer",
     "Image3DInputLayer",
     "ImageInputLayer",
     "Indexing1DLayer",
@@ -164,9 +112,6 @@ __all__ = [
     "Layer",
     "LayerNormalizationLayer",
     "LeakyReLULayer",
-    "MaxPooling1DLayer",
-    "MaxPooling2DLayer",
-    "MaxPooling3DLayer",
     "MultiplicationLayer",
     "PReLULayer",
     "PixelClassificationLayer",
@@ -185,22 +130,13 @@ __all__ = [
     "SpatialDropoutLayer",
     "SwishLayer",
     "TanhLayer",
-    "TransposedConvolution1DLayer",
-    "TransposedConvolution2DLayer",
-    "TransposedConvolution3DLayer",
     "WordEmbeddingLayer",
     "additionLayer",
-    "averagePooling1dLayer",
-    "averagePooling2dLayer",
-    "averagePooling3dLayer",
     "batchNormalizationLayer",
     "bilstmLayer",
     "classificationLayer",
     "clippedReluLayer",
     "concatenationLayer",
-    "convolution1dLayer",
-    "convolution2dLayer",
-    "convolution3dLayer",
     "crop2dLayer",
     "crossChannelNormalizationLayer",
     "depthConcatenationLayer",
@@ -211,14 +147,7 @@ __all__ = [
     "fullyConnectedLayer",
     "functionLayer",
     "geluLayer",
-    "globalAveragePooling1dLayer",
-    "globalAveragePooling2dLayer",
-    "globalAveragePooling3dLayer",
-    "globalMaxPooling1dLayer",
-    "globalMaxPooling2dLayer",
-    "globalMaxPooling3dLayer",
     "groupNormalizationLayer",
-    "groupedConvolution2dLayer",
     "gruLayer",
     "image3dInputLayer",
     "imageInputLayer",
@@ -227,9 +156,6 @@ __all__ = [
     "layerNormalizationLayer",
     "leakyReluLayer",
     "lstmLayer",
-    "maxPooling1dLayer",
-    "maxPooling2dLayer",
-    "maxPooling3dLayer",
     "multiplicationLayer",
     "pixelClassificationLayer",
     "positionEmbeddingLayer",
@@ -247,8 +173,7 @@ __all__ = [
     "spatialDropoutLayer",
     "swishLayer",
     "tanhLayer",
-    "transposedConv1dLayer",
-    "transposedConv2dLayer",
-    "transposedConv3dLayer",
     "wordEmbeddingLayer",
 ]
+__all__ += convolution.__all__
+__all__ += pooling.__all__

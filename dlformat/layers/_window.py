@@ -10,6 +10,8 @@ over ``T`` as well (MathWorks, ``convolution1dLayer``, ``convolution2dLayer``,
 
 from __future__ import annotations
 
+import inspect
+import textwrap
 from typing import Any, ClassVar
 
 from .._errors import DLFormatError
@@ -18,7 +20,26 @@ from ..functional import _sliding
 from ._base import Layer
 from ._properties import REQUIRED, Property
 
-__all__ = ["PaddedLayer", "WindowLayer", "padding_property", "sizes_property", "slid_labels"]
+__all__ = [
+    "PaddedLayer",
+    "WindowLayer",
+    "padding_property",
+    "padding_views",
+    "sizes_property",
+    "slid_labels",
+]
+
+# How the d-D variants' docstrings say what they slide over and how their window size is given
+_SLIDES = {
+    1: '``T`` of ``"CBT"`` sequences, or ``S`` of ``"SCB"`` and ``"SCBT"`` data',
+    2: 'the two ``S`` of ``"SSCB"`` and ``"SSCBT"`` data, or ``S`` and ``T`` of ``"SCBT"``',
+    3: 'the three ``S`` of ``"SSSCB"`` and ``"SSSCBT"`` data, or two ``S`` and ``T`` of ``"SSCBT"``',
+}
+_SIZES = {
+    1: "a positive integer, the {window} length",
+    2: "``[h w]``, or one integer for both",
+    3: "``[h w d]``, or one integer for all three",
+}
 
 
 @cached_plan()
@@ -55,17 +76,73 @@ def padding_property(doc: str) -> Property:
     return Property(default=0, read_only=True, doc=doc)
 
 
+def padding_views(name: str, modes: str) -> tuple[property, property]:
+    """MATLAB's read-only ``<name>Mode`` (``modes``: the words besides ``"manual"``) and
+    ``<name>Size`` views of a padding-like property."""
+    mode = property(lambda layer: layer._mode(name), doc=f'``"manual"``{modes}.')
+    size = property(
+        lambda layer: layer._size(name),
+        doc=f'The explicit {name.lower()} as MATLAB shows it (``None`` for ``"same"``).',
+    )
+    return mode, size
+
+
 class WindowLayer(Layer):
     """Base of the convolution and pooling layers: ``dims`` slid dimensions.
 
     Subclasses name their per-dimension properties in ``sized`` and their padding-like ones in
     ``padded`` (with the words each accepts); both are normalized once, at construction, with the
     functional core's own checks, so that every call passes ready values.
+
+    A family of layers (max pooling, convolution) is one subclass; its 1-D, 2-D and 3-D variants are
+    ``class MaxPooling2DLayer(_MaxPooling, dims=2): ...``, each with MATLAB's kind ``"2-D "`` and the
+    family's ``_kind``, and a docstring made of the family's ``_doc_template`` (filled in with
+    :meth:`_doc_facts`), MATLAB's read-only views of each ``padded`` property, and the variant's
+    own docstring: its Examples section.
     """
 
     dims: ClassVar[int] = 2
     sized: ClassVar[tuple[str, ...]] = ("Stride",)
     padded: ClassVar[dict[str, tuple[str, ...]]] = {}
+    _kind: ClassVar[str] = ""  # MATLAB's kind of the family's variants, after "d-D " ("Max Pooling")
+    _matlab_names: ClassVar[str] = ""  # the variants' MATLAB constructors: "maxPooling{dims}dLayer"
+    _window: ClassVar[str] = "region"  # what the docstrings call the window: "filter", "region"
+    _doc_template: ClassVar[str] = ""
+    # more _doc_template fields: a text, or a text per dimensions
+    _doc_fields: ClassVar[dict[str, str | dict[int, str]]] = {}
+
+    def __init_subclass__(cls, dims: int = 0, **kwargs: Any) -> None:
+        if dims:
+            cls.dims = dims
+            cls.matlab_type = f"{dims}-D {cls._kind}"
+            cls.__doc__ = cls._variant_doc(cls.__doc__ or "")
+        super().__init_subclass__(**kwargs)
+
+    @classmethod
+    def _variant_doc(cls, examples: str) -> str:
+        """The variant's docstring: the family's, then its own ``examples``."""
+        doc = cls._doc_template.format(cls=cls, **cls._doc_facts())
+        views = "".join(
+            f"\n        {name}Mode, {name}Size: MATLAB's read-only views of ``{name}``."
+            for name in cls.padded
+        )
+        if views:
+            doc += f"\n    Attributes:{views}\n"
+        return f"{doc}\n{textwrap.indent(inspect.cleandoc(examples), '    ')}\n" if examples else doc
+
+    @classmethod
+    def _doc_facts(cls) -> dict[str, str]:
+        """The fields of ``_doc_template`` besides ``{cls.…}``: the variant's dimensions, MATLAB
+        constructor and kind, what it slides over, its window size, and ``_doc_fields``."""
+        dims = cls.dims
+        return {
+            "dims": f"{dims}-D",
+            "name": cls._matlab_names.format(dims=dims),
+            "kind": cls._kind.lower(),
+            "slides": _SLIDES[dims],
+            "size": _SIZES[dims].format(window=cls._window),
+            **{name: text if isinstance(text, str) else text[dims] for name, text in cls._doc_fields.items()},
+        }
 
     def _check_properties(self) -> None:
         caller = self._caller()
@@ -111,12 +188,4 @@ class WindowLayer(Layer):
 class PaddedLayer(WindowLayer):
     """A layer with MATLAB's ``Padding`` option, and MATLAB's read-only views of it."""
 
-    @property
-    def PaddingMode(self) -> str:
-        """``"manual"``, ``"same"`` or (1-D convolution) ``"causal"``."""
-        return self._mode("Padding")
-
-    @property
-    def PaddingSize(self) -> Any:
-        """The explicit padding as MATLAB shows it (``None`` for ``"same"``)."""
-        return self._size("Padding")
+    PaddingMode, PaddingSize = padding_views("Padding", ', ``"same"`` or (1-D convolution) ``"causal"``')

@@ -20,12 +20,11 @@ from typing import Any, ClassVar
 from .. import _validate
 from .._dlarray import DLArray, require_dimensions
 from .._errors import DLFormatError
-from ..functional import dlconv, dltranspconv
+from ..functional import _sliding, dlconv, dltranspconv
 from ..functional._common import floating_data
-from ..functional._sliding import PADDING_MODES
 from ._base import matlab_constructor
 from ._properties import Learnable, Property, factor_properties, initializer_property
-from ._window import PaddedLayer, WindowLayer, padding_property, sizes_property
+from ._window import PaddedLayer, WindowLayer, padding_property, padding_views, sizes_property
 
 __all__ = [
     "Convolution1DLayer",
@@ -45,12 +44,6 @@ __all__ = [
 ]
 
 
-def _padding_value(name: str, value: Any) -> float | str:
-    if isinstance(value, (str, bytes)):
-        return _validate.choice(name, value, PADDING_MODES, also=", or a number")
-    return _validate.real(name, value)
-
-
 def _num_groups(name: str, value: Any) -> int | str:
     if isinstance(value, str):
         return _validate.choice(name, value, ("channel-wise",), also=", or a positive integer")
@@ -66,7 +59,7 @@ def _sliding_properties() -> tuple[Property, Property, Property]:
             "each dimension), or a 2×d matrix [before; after]."
         ),
         Property(
-            _padding_value,
+            _sliding.padding_value,
             default=0,
             read_only=True,
             doc='A number, "symmetric-include-edge", "symmetric-exclude-edge" or "replicate".',
@@ -82,13 +75,21 @@ def _channel_properties() -> tuple[Property, Property]:
     )
 
 
+_FACTORS = """WeightLearnRateFactor, BiasLearnRateFactor, WeightL2Factor: default 1;
+        BiasL2Factor: default 0, as in MATLAB."""
+_TORCH = "device, dtype, generator: torch factory arguments for the learnables."
+
+
 class _ConvolutionLayer(WindowLayer):
     """What every convolution layer declares: filters, stride, learnables, initializers, factors."""
 
     default_name = "conv"
     lazy_size = "NumChannels"
     lazy_meaning = "channels"
+    _window = "filter"
     weights_format: ClassVar[str] = "CU"  # the labels after the filter dimensions
+    _function: ClassVar[Callable[..., DLArray]] = dlconv
+    _passed: ClassVar[tuple[str, ...]] = ("Stride", "DilationFactor", "Padding", "PaddingValue")
     sized: ClassVar[tuple[str, ...]] = ("FilterSize", "Stride")
 
     FilterSize = sizes_property("Filter size per slid dimension.", positional=True)
@@ -99,6 +100,20 @@ class _ConvolutionLayer(WindowLayer):
     BiasInitializer = initializer_property("zeros")
     WeightLearnRateFactor, WeightL2Factor = factor_properties("Weights")
     BiasLearnRateFactor, BiasL2Factor = factor_properties("Bias", l2=0.0)
+
+    @classmethod
+    def _doc_facts(cls) -> dict[str, str]:
+        """The learnables' sizes as the docstrings write them (``{filter} × … × NumFilters``,
+        ``{ones}NumFilters``), and the factor and torch arguments."""
+        dims = cls.dims
+        filter_sizes = [f"FilterSize({n})" for n in range(1, dims + 1)] if dims > 1 else ["FilterSize"]
+        return {
+            **super()._doc_facts(),
+            "filter": " × ".join(filter_sizes),
+            "ones": "1 × " * dims,
+            "factors": _FACTORS,
+            "torch": _TORCH,
+        }
 
     @property
     def _filter(self) -> tuple[int, ...]:
@@ -116,8 +131,8 @@ class _ConvolutionLayer(WindowLayer):
         return area * channels, area * int(self._properties["NumFilters"])
 
     def _outputs(self, channels: int) -> tuple[int, ...]:
-        """The bias's dimensions after its leading ones."""
-        raise NotImplementedError
+        """The bias's dimensions after its leading ones: the filters."""
+        return (int(self._properties["NumFilters"]),)
 
     def _learnable_shape(self, name: str) -> tuple[int, ...] | None:
         if name == "Weights":
@@ -143,13 +158,15 @@ class _ConvolutionLayer(WindowLayer):
     def _size_of(self, X: DLArray) -> int:
         return X.shape[X._fmt.index("C")]
 
-    def _input(self, X: Any) -> tuple[DLArray, str]:
-        """``X`` checked, the learnables created on first use, and the weights' format."""
+    def predict(self, X: DLArray) -> DLArray:
         X = require_dimensions(X, "C", self._caller)
         floating_data(X._data, self._caller())
         labels = self._slid(X._fmt)
         self._fit_input(X)
-        return X, labels + self.weights_format
+        options = {name: self._properties[name] for name in self._passed}
+        return type(self)._function(
+            X, self.Weights, self.Bias, WeightsFormat=labels + self.weights_format, **options
+        )
 
 
 class _Padded(_ConvolutionLayer, PaddedLayer):
@@ -157,10 +174,12 @@ class _Padded(_ConvolutionLayer, PaddedLayer):
 
     DilationFactor, Padding, PaddingValue = _sliding_properties()
     sized = ("FilterSize", "Stride", "DilationFactor")
+    padded: ClassVar[dict[str, tuple[str, ...]]] = {"Padding": ("same",)}  # 1-D: "causal" too
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
-        cls.padded = {"Padding": ("same", "causal") if cls.dims == 1 else ("same",)}
-        super().__init_subclass__(**kwargs)
+        super().__init_subclass__(**kwargs)  # a variant's dims first
+        if cls.dims == 1:
+            cls.padded = {"Padding": ("same", "causal")}
 
     @property
     def PaddingSize(self) -> Any:
@@ -170,38 +189,28 @@ class _Padded(_ConvolutionLayer, PaddedLayer):
             return ((self.FilterSize - 1) * self.DilationFactor, 0)
         return super().PaddingSize
 
-    def predict(self, X: DLArray) -> DLArray:
-        X, weights_format = self._input(X)
-        return dlconv(
-            X,
-            self.Weights,
-            self.Bias,
-            Stride=self.Stride,
-            DilationFactor=self.DilationFactor,
-            Padding=self.Padding,
-            PaddingValue=self.PaddingValue,
-            WeightsFormat=weights_format,
-        )
-
 
 class _Convolution(_Padded):
+    """The convolution layers' family: ``Convolution2DLayer`` is its 2-D variant."""
+
+    _kind = "Convolution"
+    _matlab_names = "convolution{dims}dLayer"
     NumChannels, NumFilters = _channel_properties()
 
-    def _weight_sizes(self, channels: int) -> tuple[int, ...]:
-        return (channels, self.NumFilters)
-
-    def _outputs(self, channels: int) -> tuple[int, ...]:
-        return (self.NumFilters,)
-
-    def _channels_from(self, sizes: tuple[int, ...]) -> int:
-        return int(sizes[0])
-
-
-_FACTORS = """WeightLearnRateFactor, BiasLearnRateFactor, WeightL2Factor: default 1;
-        BiasL2Factor: default 0, as in MATLAB."""
-_TORCH = "device, dtype, generator: torch factory arguments for the learnables."
-
-_CONVOLUTION_DOC = """{what}
+    # by slid dimensions: the explicit paddings, and where "same" puts an odd amount
+    _doc_fields: ClassVar[dict[str, str | dict[int, str]]] = {
+        "padding": {
+            1: '``"same"`` (output ``ceil(n/Stride)``; an odd amount puts the extra element at the end), '
+            '``"causal"`` (``(FilterSize-1)*DilationFactor`` before the data only), ``p`` (both edges) or '
+            "``[l r]``.",
+            2: '``"same"`` (output ``ceil(n/Stride)``; an odd amount puts the extra row at the bottom and '
+            "the extra column at the right), ``p``, ``[a b]`` (``a`` top and bottom, ``b`` left and right) "
+            "or ``[t b l r]``.",
+            3: '``"same"`` (the extra element after the data), ``p``, ``[a b c]`` (both edges of each '
+            "dimension), ``[t b l r f k]`` or the 2×3 matrix ``[t l f; b r k]``.",
+        }
+    }
+    _doc_template = """MATLAB's {dims} {kind} layer (``{name}``).
 
     ``Y`` is the cross-correlation of the input with each filter (MATLAB's convolution: filters
     are not flipped) plus the filter's bias; see :func:`dlformat.functional.dlconv`. It slides
@@ -211,85 +220,53 @@ _CONVOLUTION_DOC = """{what}
         FilterSize: {size}.
         NumFilters: the number of filters (output channels).
         Stride, DilationFactor: a positive integer, or one per slid dimension (default 1).
-        Padding: {padding}
+        Padding: ``0`` (default), {padding}
         PaddingValue: ``0`` (default), another number, ``"symmetric-include-edge"``,
             ``"symmetric-exclude-edge"`` or ``"replicate"``.
         NumChannels: ``"auto"`` (from the first input) or the input channels.
         WeightsInitializer: ``"glorot"`` (default), ``"he"``, ``"narrow-normal"``, ``"zeros"``,
             ``"ones"`` or a callable ``f(sz)``; BiasInitializer likewise, default ``"zeros"``.
-        Weights: ``{weights}`` (fixes ``NumChannels``); Bias: ``{bias}``.
+        Weights: ``{filter} × NumChannels × NumFilters`` (fixes ``NumChannels``); Bias: ``{ones}NumFilters``.
         {factors}
         Name: the layer name (automatic names: ``conv``, ``conv_1``, ...).
         {torch}
-
-    Attributes:
-        PaddingMode, PaddingSize: MATLAB's read-only views of ``Padding``.
-
-    Examples:
-{examples}
 """
 
+    def _weight_sizes(self, channels: int) -> tuple[int, ...]:
+        return (channels, self.NumFilters)
 
-class Convolution1DLayer(_Convolution):
-    __doc__ = _CONVOLUTION_DOC.format(
-        factors=_FACTORS,
-        torch=_TORCH,
-        what="MATLAB's 1-D convolution layer (``convolution1dLayer``).",
-        slides='``T`` of ``"CBT"`` sequences, or ``S`` of ``"SCB"`` and ``"SCBT"`` data',
-        size="a positive integer, the filter length",
-        padding='``0`` (default), ``"same"`` (output ``ceil(n/Stride)``; an odd amount puts the '
-        'extra element at the end), ``"causal"`` (``(FilterSize-1)*DilationFactor`` before the data '
-        "only), ``p`` (both edges) or ``[l r]``.",
-        weights="FilterSize × NumChannels × NumFilters",
-        bias="1 × NumFilters",
-        examples="""        >>> layer = dlf.convolution1dLayer(3, 8, Padding="causal")
+    def _channels_from(self, sizes: tuple[int, ...]) -> int:
+        return int(sizes[0])
+
+
+class Convolution1DLayer(_Convolution, dims=1):
+    """
+    Examples:
+        >>> layer = dlf.convolution1dLayer(3, 8, Padding="causal")
         >>> Y = layer(dlf.dlarray(torch.randn(4, 2, 10), "CBT"))
         >>> dlf.dims(Y), tuple(Y.shape), tuple(layer.Weights.shape), tuple(layer.Bias.shape)
-        ('CBT', (8, 2, 10), (3, 4, 8), (1, 8))""",
-    )
-    dims = 1
-    matlab_type = "1-D Convolution"
+        ('CBT', (8, 2, 10), (3, 4, 8), (1, 8))
+    """
 
 
-class Convolution2DLayer(_Convolution):
-    __doc__ = _CONVOLUTION_DOC.format(
-        factors=_FACTORS,
-        torch=_TORCH,
-        what="MATLAB's 2-D convolution layer (``convolution2dLayer``).",
-        slides='the two ``S`` of ``"SSCB"`` and ``"SSCBT"`` data, or ``S`` and ``T`` of ``"SCBT"``',
-        size="``[h w]``, or one integer for both",
-        padding='``0`` (default), ``"same"`` (output ``ceil(n/Stride)``; an odd amount puts the '
-        "extra row at the bottom and the extra column at the right), ``p``, ``[a b]`` (``a`` top "
-        "and bottom, ``b`` left and right) or ``[t b l r]``.",
-        weights="FilterSize(1) × FilterSize(2) × NumChannels × NumFilters",
-        bias="1 × 1 × NumFilters",
-        examples="""        >>> layer = dlf.convolution2dLayer(3, 16, Padding="same")
+class Convolution2DLayer(_Convolution, dims=2):
+    """
+    Examples:
+        >>> layer = dlf.convolution2dLayer(3, 16, Padding="same")
         >>> Y = layer(dlf.dlarray(torch.randn(28, 28, 1, 2), "SSCB"))
         >>> dlf.dims(Y), tuple(Y.shape), tuple(layer.Weights.shape), layer.Name
-        ('SSCB', (28, 28, 16, 2), (3, 3, 1, 16), '')""",
-    )
-    dims = 2
-    matlab_type = "2-D Convolution"
+        ('SSCB', (28, 28, 16, 2), (3, 3, 1, 16), '')
+    """
 
 
-class Convolution3DLayer(_Convolution):
-    __doc__ = _CONVOLUTION_DOC.format(
-        factors=_FACTORS,
-        torch=_TORCH,
-        what="MATLAB's 3-D convolution layer (``convolution3dLayer``).",
-        slides='the three ``S`` of ``"SSSCB"`` and ``"SSSCBT"`` data, or two ``S`` and ``T`` of ``"SSCBT"``',
-        size="``[h w d]``, or one integer for all three",
-        padding='``0`` (default), ``"same"`` (the extra element after the data), ``p``, ``[a b c]`` '
-        "(both edges of each dimension), ``[t b l r f k]`` or the 2×3 matrix ``[t l f; b r k]``.",
-        weights="FilterSize(1) × FilterSize(2) × FilterSize(3) × NumChannels × NumFilters",
-        bias="1 × 1 × 1 × NumFilters",
-        examples="""        >>> layer = dlf.convolution3dLayer(2, 4, Stride=2)
+class Convolution3DLayer(_Convolution, dims=3):
+    """
+    Examples:
+        >>> layer = dlf.convolution3dLayer(2, 4, Stride=2)
         >>> Y = layer(dlf.dlarray(torch.randn(8, 8, 8, 3, 1), "SSSCB"))
         >>> dlf.dims(Y), tuple(Y.shape), tuple(layer.Bias.shape)
-        ('SSSCB', (4, 4, 4, 4, 1), (1, 1, 1, 4))""",
-    )
-    dims = 3
-    matlab_type = "3-D Convolution"
+        ('SSSCB', (4, 4, 4, 4, 1), (1, 1, 1, 4))
+    """
 
 
 class GroupedConvolution2DLayer(_Padded):
@@ -394,45 +371,27 @@ class GroupedConvolution2DLayer(_Padded):
 
 
 class _TransposedConvolution(_ConvolutionLayer):
+    """The transposed convolution layers' family: ``TransposedConvolution2DLayer`` is its 2-D variant."""
+
     default_name = "transconv"
+    _function = dltranspconv
+    _passed = ("Stride", "Cropping")
+    _kind = "Transposed Convolution"
+    _matlab_names = "transposedConv{dims}dLayer"
     padded: ClassVar[dict[str, tuple[str, ...]]] = {"Cropping": ("same",)}
     NumChannels, NumFilters = _channel_properties()
     Cropping = padding_property(
         '"same" (output Stride times the input), or sizes: p, [a b], [t b l r], or a 2×d matrix.'
     )
-
-    @property
-    def CroppingMode(self) -> str:
-        """``"manual"`` or ``"same"``."""
-        return self._mode("Cropping")
-
-    @property
-    def CroppingSize(self) -> Any:
-        """The explicit cropping as MATLAB shows it (``None`` for ``"same"``)."""
-        return self._size("Cropping")
-
-    def _weight_sizes(self, channels: int) -> tuple[int, ...]:
-        return (self.NumFilters, channels)
-
-    def _outputs(self, channels: int) -> tuple[int, ...]:
-        return (self.NumFilters,)
-
-    def _channels_from(self, sizes: tuple[int, ...]) -> int:
-        return int(sizes[1])
-
-    def predict(self, X: DLArray) -> DLArray:
-        X, weights_format = self._input(X)
-        return dltranspconv(
-            X,
-            self.Weights,
-            self.Bias,
-            Stride=self.Stride,
-            Cropping=self.Cropping,
-            WeightsFormat=weights_format,
-        )
-
-
-_TRANSPOSED_DOC = """{what}
+    CroppingMode, CroppingSize = padding_views("Cropping", ' or ``"same"``')
+    _doc_fields: ClassVar[dict[str, str | dict[int, str]]] = {
+        "cropping": {
+            1: "``p`` (both ends) or ``[l r]``.",
+            2: "``p``, ``[a b]`` (``a`` top and bottom, ``b`` left and right) or ``[t b l r]``.",
+            3: "``p``, ``[a b c]``, ``[t b l r f k]`` or the 2×3 matrix ``[t l f; b r k]``.",
+        }
+    }
+    _doc_template = """MATLAB's {dims} {kind} layer (``{name}``).
 
     Every input element adds its filter-weighted copy into a ``FilterSize`` window of the
     output, windows ``Stride`` apart; the full output ``(n-1)*Stride + FilterSize`` long is then
@@ -447,74 +406,47 @@ _TRANSPOSED_DOC = """{what}
         NumChannels: ``"auto"`` (from the first input) or the input channels.
         WeightsInitializer (default ``"glorot"``), BiasInitializer (default ``"zeros"``): as for
             the convolution layers.
-        Weights: ``{weights}`` (fixes ``NumChannels``); Bias: ``{bias}``.
+        Weights: ``{filter} × NumFilters × NumChannels`` (fixes ``NumChannels``); Bias: ``{ones}NumFilters``.
         {factors}
         Name: the layer name (automatic names: ``transconv``, ...).
         {torch}
-
-    Attributes:
-        CroppingMode, CroppingSize: MATLAB's read-only views of ``Cropping``.
-
-    Examples:
-{examples}
 """
 
+    def _weight_sizes(self, channels: int) -> tuple[int, ...]:
+        return (self.NumFilters, channels)
 
-class TransposedConvolution1DLayer(_TransposedConvolution):
-    __doc__ = _TRANSPOSED_DOC.format(
-        factors=_FACTORS,
-        torch=_TORCH,
-        what="MATLAB's 1-D transposed convolution layer (``transposedConv1dLayer``).",
-        slides='``T`` of ``"CBT"`` sequences, or ``S`` of ``"SCB"`` and ``"SCBT"`` data',
-        size="a positive integer, the filter length",
-        cropping="``p`` (both ends) or ``[l r]``.",
-        weights="FilterSize × NumFilters × NumChannels",
-        bias="1 × NumFilters",
-        examples="""        >>> layer = dlf.transposedConv1dLayer(4, 3, Stride=2, Cropping="same")
+    def _channels_from(self, sizes: tuple[int, ...]) -> int:
+        return int(sizes[1])
+
+
+class TransposedConvolution1DLayer(_TransposedConvolution, dims=1):
+    """
+    Examples:
+        >>> layer = dlf.transposedConv1dLayer(4, 3, Stride=2, Cropping="same")
         >>> Y = layer(dlf.dlarray(torch.randn(5, 2, 6), "CBT"))
         >>> dlf.dims(Y), tuple(Y.shape), tuple(layer.Weights.shape)
-        ('CBT', (3, 2, 12), (4, 3, 5))""",
-    )
-    dims = 1
-    matlab_type = "1-D Transposed Convolution"
+        ('CBT', (3, 2, 12), (4, 3, 5))
+    """
 
 
-class TransposedConvolution2DLayer(_TransposedConvolution):
-    __doc__ = _TRANSPOSED_DOC.format(
-        factors=_FACTORS,
-        torch=_TORCH,
-        what="MATLAB's 2-D transposed convolution layer (``transposedConv2dLayer``).",
-        slides='the two ``S`` of ``"SSCB"`` and ``"SSCBT"`` data, or ``S`` and ``T`` of ``"SCBT"``',
-        size="``[h w]``, or one integer for both",
-        cropping="``p``, ``[a b]`` (``a`` top and bottom, ``b`` left and right) or ``[t b l r]``.",
-        weights="FilterSize(1) × FilterSize(2) × NumFilters × NumChannels",
-        bias="1 × 1 × NumFilters",
-        examples="""        >>> layer = dlf.transposedConv2dLayer(4, 8, Stride=2, Cropping="same")
+class TransposedConvolution2DLayer(_TransposedConvolution, dims=2):
+    """
+    Examples:
+        >>> layer = dlf.transposedConv2dLayer(4, 8, Stride=2, Cropping="same")
         >>> Y = layer(dlf.dlarray(torch.randn(7, 7, 16, 2), "SSCB"))
         >>> dlf.dims(Y), tuple(Y.shape), tuple(layer.Weights.shape)
-        ('SSCB', (14, 14, 8, 2), (4, 4, 8, 16))""",
-    )
-    dims = 2
-    matlab_type = "2-D Transposed Convolution"
+        ('SSCB', (14, 14, 8, 2), (4, 4, 8, 16))
+    """
 
 
-class TransposedConvolution3DLayer(_TransposedConvolution):
-    __doc__ = _TRANSPOSED_DOC.format(
-        factors=_FACTORS,
-        torch=_TORCH,
-        what="MATLAB's 3-D transposed convolution layer (``transposedConv3dLayer``).",
-        slides='the three ``S`` of ``"SSSCB"`` and ``"SSSCBT"`` data, or two ``S`` and ``T`` of ``"SSCBT"``',
-        size="``[h w d]``, or one integer for all three",
-        cropping="``p``, ``[a b c]``, ``[t b l r f k]`` or the 2×3 matrix ``[t l f; b r k]``.",
-        weights="FilterSize(1) × FilterSize(2) × FilterSize(3) × NumFilters × NumChannels",
-        bias="1 × 1 × 1 × NumFilters",
-        examples="""        >>> layer = dlf.transposedConv3dLayer(2, 4, Stride=2)
+class TransposedConvolution3DLayer(_TransposedConvolution, dims=3):
+    """
+    Examples:
+        >>> layer = dlf.transposedConv3dLayer(2, 4, Stride=2)
         >>> Y = layer(dlf.dlarray(torch.randn(3, 3, 3, 6, 1), "SSSCB"))
         >>> tuple(Y.shape), tuple(layer.Weights.shape)
-        ((6, 6, 6, 4, 1), (2, 2, 2, 4, 6))""",
-    )
-    dims = 3
-    matlab_type = "3-D Transposed Convolution"
+        ((6, 6, 6, 4, 1), (2, 2, 2, 4, 6))
+    """
 
 
 convolution1dLayer = matlab_constructor(Convolution1DLayer, "convolution1dLayer")

@@ -12,10 +12,9 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from .. import _validate
 from .._dlarray import DLArray, require_dimensions
 from .._errors import DLFormatError
-from ..functional import avgpool, maxpool
+from ..functional import _sliding, avgpool, maxpool
 from ..functional._common import floating_data
 from ._base import matlab_constructor
 from ._properties import Property
@@ -48,16 +47,6 @@ __all__ = [
     "maxPooling3dLayer",
 ]
 
-_WORDS = {1: "1-D", 2: "2-D", 3: "3-D"}
-
-
-def _average_padding_value(name: str, value: Any) -> float | str:
-    if isinstance(value, (str, bytes)):
-        return _validate.choice(name, value, ("mean",), also=", or 0")
-    if _validate.real(name, value) != 0:
-        raise DLFormatError(f'{name} must be 0 or "mean"; got {_validate.describe(value)}')
-    return 0
-
 
 def _no_unpooling(name: str, value: Any) -> bool:
     if value is not False and value not in (0,):
@@ -68,16 +57,15 @@ def _no_unpooling(name: str, value: Any) -> bool:
     return False
 
 
-def _input(layer: WindowLayer, X: Any) -> tuple[DLArray, str]:
-    X = require_dimensions(X, "C", layer._caller)
-    return DLArray._wrap(floating_data(X._data, layer._caller()), X._fmt), layer._slid(X._fmt)
-
-
 class _Pooling(PaddedLayer):
-    """What the max and average pooling layers declare: pool size, stride, padding."""
+    """What the max and average pooling layers declare: pool size, stride, padding, and the
+    functional core's pooling (``statistic``) they call with these properties (``_passed``)."""
 
     sized: ClassVar[tuple[str, ...]] = ("PoolSize", "Stride")
     padded: ClassVar[dict[str, tuple[str, ...]]] = {"Padding": ("same",)}
+    statistic: ClassVar[Any] = maxpool
+    _measure: ClassVar[str] = "maximum"  # what the statistic is, as the docstrings say
+    _passed: ClassVar[tuple[str, ...]] = ("Stride", "Padding")
 
     PoolSize = sizes_property("Size of the pooling regions, per slid dimension.", positional=True)
     Stride = sizes_property("Step of the pooling regions, per slid dimension (default 1, as MATLAB).")
@@ -85,18 +73,10 @@ class _Pooling(PaddedLayer):
         '"same", or sizes: p, [a b], [t b l r], or a 2×d matrix; smaller than PoolSize.'
     )
 
-    def _check_properties(self) -> None:
-        super()._check_properties()
-        self._check_size_limit("Padding", "PoolSize")
-
-    def _pool_arguments(self, fmt: str) -> dict[str, Any]:
-        return {"Stride": self.Stride, "Padding": self.Padding, "PoolFormat": self._slid(fmt)}
-
-
-_POOLING_DOC = """MATLAB's {dims} {kind} pooling layer (``{name}``): the {statistic} of each pooling region.
+    _doc_template = """MATLAB's {dims} {kind} layer (``{name}``): the {cls._measure} of each pooling region.
 
     It pools over {slides}; every other dimension is kept. See
-    :func:`dlformat.functional.{function}`.
+    :func:`dlformat.functional.{cls.statistic.__name__}`.
 
     Args:
         PoolSize: {size}.
@@ -104,145 +84,122 @@ _POOLING_DOC = """MATLAB's {dims} {kind} pooling layer (``{name}``): the {statis
         Padding: ``0`` (default), ``"same"`` (output ``ceil(n/Stride)``, the extra element after
             the data, MATLAB's bottom/right), or explicit sizes as for the convolution layers;
             smaller than ``PoolSize``.{extra}
-        Name: the layer name (automatic names: ``{prefix}``, ``{prefix}_1``, ...).
-
-    Attributes:
-        PaddingMode, PaddingSize: MATLAB's read-only views of ``Padding``.
-
-    Examples:
-{examples}
+        Name: the layer name (automatic names: ``{cls.default_name}``, ``{cls.default_name}_1``, ...).
 """
 
-_SLIDES = {
-    1: '``T`` of ``"CBT"`` sequences, or ``S`` of ``"SCB"`` and ``"SCBT"`` data',
-    2: 'the two ``S`` of ``"SSCB"`` and ``"SSCBT"`` data, or ``S`` and ``T`` of ``"SCBT"``',
-    3: 'the three ``S`` of ``"SSSCB"`` and ``"SSSCBT"`` data, or two ``S`` and ``T`` of ``"SSCBT"``',
-}
-_SIZE = {
-    1: "a positive integer, the region length",
-    2: "``[h w]``, or one integer for both",
-    3: "``[h w d]``, or one integer for all three",
-}
-_UNPOOLING = """
-        HasUnpoolingOutputs: ``False`` (default); ``True`` (MATLAB's extra outputs for
-            ``maxUnpooling2dLayer``) is not supported and raises an error."""
-_MEAN = """
-        PaddingValue: ``0`` (default: padded elements count as zeros in every average) or
-            ``"mean"`` (each average over the input elements of its region only)."""
+    def _check_properties(self) -> None:
+        super()._check_properties()
+        self._check_size_limit("Padding", "PoolSize")
 
-
-def _pooling_doc(dims: int, kind: str, examples: str) -> str:
-    maximum = kind == "max"
-    extra = (_UNPOOLING if dims == 2 else "") if maximum else _MEAN
-    return _POOLING_DOC.format(
-        dims=_WORDS[dims],
-        kind=kind,
-        name=f"{kind if maximum else 'average'}Pooling{dims}dLayer",
-        statistic="maximum" if maximum else "average",
-        slides=_SLIDES[dims],
-        function="maxpool" if maximum else "avgpool",
-        size=_SIZE[dims],
-        extra=extra,
-        prefix="maxpool" if maximum else "avgpool",
-        examples=examples,
-    )
+    def predict(self, X: DLArray) -> DLArray:
+        X = require_dimensions(X, "C", self._caller)
+        X = DLArray._wrap(floating_data(X._data, self._caller()), X._fmt)
+        options = {name: self._properties[name] for name in self._passed}
+        pooled: DLArray = type(self).statistic(X, self.PoolSize, PoolFormat=self._slid(X._fmt), **options)
+        return pooled
 
 
 class _MaxPooling(_Pooling):
-    default_name = "maxpool"
+    """The max pooling layers' family: ``MaxPooling2DLayer`` is its 2-D variant."""
 
-    def predict(self, X: DLArray) -> DLArray:
-        X, _ = _input(self, X)
-        return maxpool(X, self.PoolSize, **self._pool_arguments(X._fmt))
+    default_name = "maxpool"
+    statistic = maxpool
+    _kind = "Max Pooling"
+    _matlab_names = "maxPooling{dims}dLayer"
+    _measure = "maximum"
+    _doc_fields: ClassVar[dict[str, str | dict[int, str]]] = {
+        # the 2-D layer's extra option
+        "extra": {
+            1: "",
+            2: """
+        HasUnpoolingOutputs: ``False`` (default); ``True`` (MATLAB's extra outputs for
+            ``maxUnpooling2dLayer``) is not supported and raises an error.""",
+            3: "",
+        },
+    }
 
 
 class _AveragePooling(_Pooling):
+    """The average pooling layers' family: ``AveragePooling2DLayer`` is its 2-D variant."""
+
     default_name = "avgpool"
+    statistic = avgpool
+    _passed = ("Stride", "Padding", "PaddingValue")
+    _kind = "Average Pooling"
+    _matlab_names = "averagePooling{dims}dLayer"
+    _measure = "average"
+    _doc_fields: ClassVar[dict[str, str | dict[int, str]]] = {
+        "extra": """
+        PaddingValue: ``0`` (default: padded elements count as zeros in every average) or
+            ``"mean"`` (each average over the input elements of its region only).""",
+    }
     PaddingValue = Property(
-        _average_padding_value, default=0, read_only=True, doc='0 or "mean": what padded elements count as.'
+        _sliding.average_padding_value,
+        default=0,
+        read_only=True,
+        doc='0 or "mean": what padded elements count as.',
     )
 
-    def predict(self, X: DLArray) -> DLArray:
-        X, _ = _input(self, X)
-        return avgpool(X, self.PoolSize, PaddingValue=self.PaddingValue, **self._pool_arguments(X._fmt))
 
-
-class MaxPooling1DLayer(_MaxPooling):
-    __doc__ = _pooling_doc(
-        1,
-        "max",
-        """        >>> layer = dlf.maxPooling1dLayer(2, Stride=2)
+class MaxPooling1DLayer(_MaxPooling, dims=1):
+    """
+    Examples:
+        >>> layer = dlf.maxPooling1dLayer(2, Stride=2)
         >>> Y = layer(dlf.dlarray(torch.randn(3, 2, 10), "CBT"))
         >>> dlf.dims(Y), tuple(Y.shape)
-        ('CBT', (3, 2, 5))""",
-    )
-    dims = 1
-    matlab_type = "1-D Max Pooling"
+        ('CBT', (3, 2, 5))
+    """
 
 
-class MaxPooling2DLayer(_MaxPooling):
-    __doc__ = _pooling_doc(
-        2,
-        "max",
-        """        >>> layer = dlf.maxPooling2dLayer(2, Stride=2)
+class MaxPooling2DLayer(_MaxPooling, dims=2):
+    """
+    Examples:
+        >>> layer = dlf.maxPooling2dLayer(2, Stride=2)
         >>> Y = layer(dlf.dlarray(torch.randn(28, 28, 3, 2), "SSCB"))
         >>> dlf.dims(Y), tuple(Y.shape), layer.PoolSize
-        ('SSCB', (14, 14, 3, 2), (2, 2))""",
-    )
-    dims = 2
-    matlab_type = "2-D Max Pooling"
+        ('SSCB', (14, 14, 3, 2), (2, 2))
+    """
+
     HasUnpoolingOutputs = Property(
         _no_unpooling, default=False, read_only=True, doc="Must be False: unpooling outputs are not ported."
     )
 
 
-class MaxPooling3DLayer(_MaxPooling):
-    __doc__ = _pooling_doc(
-        3,
-        "max",
-        """        >>> layer = dlf.maxPooling3dLayer(2, Stride=2, Padding="same")
+class MaxPooling3DLayer(_MaxPooling, dims=3):
+    """
+    Examples:
+        >>> layer = dlf.maxPooling3dLayer(2, Stride=2, Padding="same")
         >>> tuple(layer(dlf.dlarray(torch.randn(5, 6, 7, 2, 1), "SSSCB")).shape)
-        (3, 3, 4, 2, 1)""",
-    )
-    dims = 3
-    matlab_type = "3-D Max Pooling"
+        (3, 3, 4, 2, 1)
+    """
 
 
-class AveragePooling1DLayer(_AveragePooling):
-    __doc__ = _pooling_doc(
-        1,
-        "average",
-        """        >>> layer = dlf.averagePooling1dLayer(3, Padding="same", PaddingValue="mean")
+class AveragePooling1DLayer(_AveragePooling, dims=1):
+    """
+    Examples:
+        >>> layer = dlf.averagePooling1dLayer(3, Padding="same", PaddingValue="mean")
         >>> dlf.extractdata(layer(dlf.dlarray(torch.ones(1, 1, 4), "CBT"))).flatten().tolist()
-        [1.0, 1.0, 1.0, 1.0]""",
-    )
-    dims = 1
-    matlab_type = "1-D Average Pooling"
+        [1.0, 1.0, 1.0, 1.0]
+    """
 
 
-class AveragePooling2DLayer(_AveragePooling):
-    __doc__ = _pooling_doc(
-        2,
-        "average",
-        """        >>> layer = dlf.averagePooling2dLayer(2, Stride=2)
+class AveragePooling2DLayer(_AveragePooling, dims=2):
+    """
+    Examples:
+        >>> layer = dlf.averagePooling2dLayer(2, Stride=2)
         >>> Y = layer(dlf.dlarray(torch.randn(28, 28, 3, 2), "SSCB"))
         >>> dlf.dims(Y), tuple(Y.shape)
-        ('SSCB', (14, 14, 3, 2))""",
-    )
-    dims = 2
-    matlab_type = "2-D Average Pooling"
+        ('SSCB', (14, 14, 3, 2))
+    """
 
 
-class AveragePooling3DLayer(_AveragePooling):
-    __doc__ = _pooling_doc(
-        3,
-        "average",
-        """        >>> layer = dlf.averagePooling3dLayer([2, 2, 1])
+class AveragePooling3DLayer(_AveragePooling, dims=3):
+    """
+    Examples:
+        >>> layer = dlf.averagePooling3dLayer([2, 2, 1])
         >>> tuple(layer(dlf.dlarray(torch.randn(4, 4, 4, 2, 1), "SSSCB")).shape)
-        (3, 3, 4, 2, 1)""",
-    )
-    dims = 3
-    matlab_type = "3-D Average Pooling"
+        (3, 3, 4, 2, 1)
+    """
 
 
 class _GlobalPooling(WindowLayer):
@@ -250,6 +207,37 @@ class _GlobalPooling(WindowLayer):
 
     sized = ()
     statistic: ClassVar[Any] = maxpool
+    _measure: ClassVar[str] = "maximum"
+
+    _doc_template = """MATLAB's {dims} {kind} layer (``{name}``): the {cls._measure} over {over}.
+
+    {kept} See :func:`dlformat.functional.{cls.statistic.__name__}` (``poolsize="global"``).
+
+    Args:
+        Name: the layer name (automatic names: ``{cls.default_name}``, ``{cls.default_name}_1``, ...).
+
+    Examples:
+        >>> layer = dlf.{name}()
+        >>> Y = layer(dlf.dlarray(torch.randn({sizes}), "{fmt}"))
+        >>> dlf.dims(Y), tuple(Y.shape)
+        {result}
+"""
+    _doc_fields: ClassVar[dict[str, str | dict[int, str]]] = {
+        "over": {
+            1: '``T`` of ``"CBT"`` sequences, or ``S`` of ``"SCB"`` and ``"SCBT"`` data',
+            2: 'the two ``S`` dimensions (``"SSCB"``, ``"SSCBT"``)',
+            3: 'the three ``S`` dimensions (``"SSSCB"``, ``"SSSCBT"``)',
+        },
+        "kept": {
+            1: "Pooled ``S`` dimensions stay, of size 1; a pooled ``T`` is removed.",
+            2: "Pooled dimensions stay, of size 1; ``C``, ``B`` and ``T`` are kept.",
+            3: "Pooled dimensions stay, of size 1; ``C``, ``B`` and ``T`` are kept.",
+        },
+        # the example: input sizes and format, and what it prints
+        "sizes": {1: "4, 2, 9", 2: "7, 7, 4, 2", 3: "3, 4, 5, 4, 2"},
+        "fmt": {1: "CBT", 2: "SSCB", 3: "SSSCB"},
+        "result": {1: "('CB', (4, 2))", 2: "('SSCB', (1, 1, 4, 2))", 3: "('SSSCB', (1, 1, 1, 4, 2))"},
+    }
 
     def predict(self, X: DLArray) -> DLArray:
         X = require_dimensions(X, "C", self._caller)
@@ -263,96 +251,38 @@ class _GlobalPooling(WindowLayer):
         return DLArray._wrap(pooled._data.squeeze(time), pooled._fmt.replace("T", ""))
 
 
-_GLOBAL_DOC = """MATLAB's {dims} global {kind} pooling layer (``{name}``): the {statistic} over {over}.
-
-    {kept} See :func:`dlformat.functional.{function}` (``poolsize="global"``).
-
-    Args:
-        Name: the layer name (automatic names: ``{prefix}``, ``{prefix}_1``, ...).
-
-    Examples:
-        >>> layer = dlf.{name}()
-        >>> Y = layer(dlf.dlarray(torch.randn({sizes}), "{fmt}"))
-        >>> dlf.dims(Y), tuple(Y.shape)
-        {result}
-"""
-
-_GLOBAL_OVER = {
-    1: '``T`` of ``"CBT"`` sequences, or ``S`` of ``"SCB"`` and ``"SCBT"`` data',
-    2: 'the two ``S`` dimensions (``"SSCB"``, ``"SSCBT"``)',
-    3: 'the three ``S`` dimensions (``"SSSCB"``, ``"SSSCBT"``)',
-}
-_GLOBAL_EXAMPLE = {
-    1: ("4, 2, 9", "CBT", "('CB', (4, 2))"),
-    2: ("7, 7, 4, 2", "SSCB", "('SSCB', (1, 1, 4, 2))"),
-    3: ("3, 4, 5, 4, 2", "SSSCB", "('SSSCB', (1, 1, 1, 4, 2))"),
-}
-
-
-def _global_doc(dims: int, kind: str) -> str:
-    maximum = kind == "max"
-    sizes, fmt, result = _GLOBAL_EXAMPLE[dims]
-    return _GLOBAL_DOC.format(
-        dims=_WORDS[dims],
-        kind=kind,
-        name=f"global{'Max' if maximum else 'Average'}Pooling{dims}dLayer",
-        statistic="maximum" if maximum else "average",
-        over=_GLOBAL_OVER[dims],
-        kept="Pooled ``S`` dimensions stay, of size 1; a pooled ``T`` is removed."
-        if dims == 1
-        else "Pooled dimensions stay, of size 1; ``C``, ``B`` and ``T`` are kept.",
-        function="maxpool" if maximum else "avgpool",
-        prefix="gmpool" if maximum else "gapool",
-        sizes=sizes,
-        fmt=fmt,
-        result=result,
-    )
-
-
 class _GlobalMaxPooling(_GlobalPooling):
     default_name = "gmpool"
     statistic = maxpool
+    _kind = "Global Max Pooling"
+    _matlab_names = "globalMaxPooling{dims}dLayer"
+    _measure = "maximum"
 
 
 class _GlobalAveragePooling(_GlobalPooling):
     default_name = "gapool"
     statistic = avgpool
+    _kind = "Global Average Pooling"
+    _matlab_names = "globalAveragePooling{dims}dLayer"
+    _measure = "average"
 
 
-class GlobalMaxPooling1DLayer(_GlobalMaxPooling):
-    __doc__ = _global_doc(1, "max")
-    dims = 1
-    matlab_type = "1-D Global Max Pooling"
+class GlobalMaxPooling1DLayer(_GlobalMaxPooling, dims=1): ...
 
 
-class GlobalMaxPooling2DLayer(_GlobalMaxPooling):
-    __doc__ = _global_doc(2, "max")
-    dims = 2
-    matlab_type = "2-D Global Max Pooling"
+class GlobalMaxPooling2DLayer(_GlobalMaxPooling, dims=2): ...
 
 
-class GlobalMaxPooling3DLayer(_GlobalMaxPooling):
-    __doc__ = _global_doc(3, "max")
-    dims = 3
-    matlab_type = "3-D Global Max Pooling"
+class GlobalMaxPooling3DLayer(_GlobalMaxPooling, dims=3): ...
 
 
-class GlobalAveragePooling1DLayer(_GlobalAveragePooling):
-    __doc__ = _global_doc(1, "average")
-    dims = 1
-    matlab_type = "1-D Global Average Pooling"
+class GlobalAveragePooling1DLayer(_GlobalAveragePooling, dims=1): ...
 
 
-class GlobalAveragePooling2DLayer(_GlobalAveragePooling):
-    __doc__ = _global_doc(2, "average")
-    dims = 2
-    matlab_type = "2-D Global Average Pooling"
+class GlobalAveragePooling2DLayer(_GlobalAveragePooling, dims=2): ...
 
 
-class GlobalAveragePooling3DLayer(_GlobalAveragePooling):
-    __doc__ = _global_doc(3, "average")
-    dims = 3
-    matlab_type = "3-D Global Average Pooling"
+class GlobalAveragePooling3DLayer(_GlobalAveragePooling, dims=3): ...
 
 
 maxPooling1dLayer = matlab_constructor(MaxPooling1DLayer, "maxPooling1dLayer")
