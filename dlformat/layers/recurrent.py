@@ -163,6 +163,14 @@ class RecurrentLayer(Layer):
             "out": ("out", *ports) if self.HasStateOutputs else ("out",),
         }
 
+    def _state_size_rule(self, name: str, shape: tuple[int, ...]) -> str | None:
+        """State follows the observations: a column for all (``n×1``) or one per observation
+        (``n×N``, what a call assigns and ``[Y, state] = predict(net, X)`` returns)."""
+        rows = self._state_size
+        if len(shape) == 2 and shape[0] == rows and shape[1] >= 1:
+            return None
+        return f"{rows}×1 or {rows}×N (one column per observation)"
+
     def _starting_state(self, name: str, value: Any) -> torch.Tensor:
         if value is None:
             return torch.zeros(self._state_size, 1, dtype=self._like.dtype, device=self._like.device)

@@ -25,6 +25,7 @@ from ._legacy import (
     SeriesNetwork,
     assembleNetwork,
     classify,
+    classifyAndUpdateState,
     layerGraph,
 )
 
@@ -39,6 +40,7 @@ __all__ = [
     "analyzeNetwork",
     "assembleNetwork",
     "classify",
+    "classifyAndUpdateState",
     "connectLayers",
     "disconnectLayers",
     "dlnetwork",
@@ -170,15 +172,26 @@ def predict(
     return _network(net, "predict")(*X, Outputs=Outputs, training=False, ReturnState=ReturnState)
 
 
-def resetState(net: DLNetwork) -> DLNetwork:
+def resetState(net: DLNetwork | LegacyNetwork) -> Any:
     """MATLAB's ``net = resetState(net)``: every layer's state back to its initial value
-    (each layer's ``resetState``). Returns ``net`` (changed in place)."""
+    (each layer's ``resetState``). Returns ``net`` (changed in place); a ``SeriesNetwork`` or
+    ``DAGNetwork`` too."""
+    if isinstance(net, LegacyNetwork):
+        net.body.resetState()
+        return net
     return _network(net, "resetState").resetState()
 
 
-def predictAndUpdateState(net: DLNetwork, *X: Any, Outputs: Sequence[str] | str | None = None) -> Any:
+def predictAndUpdateState(
+    net: DLNetwork | LegacyNetwork, *X: Any, Outputs: Sequence[str] | str | None = None
+) -> Any:
     """MATLAB's legacy ``[net, Y] = predictAndUpdateState(net, X)``: predict, then assign the state
     the prediction computed to ``net`` (``net.State = state``). Returns the outputs.
+
+    Stepping a network one time step per call gives what one call over the whole sequence
+    gives (the state carries over); ``resetState(net)`` starts again. A ``SeriesNetwork`` or
+    ``DAGNetwork`` needs a recurrent layer, as MATLAB's function does, and returns what
+    reaches its output layers (``Outputs`` is for dlnetwork objects).
 
     Examples:
         >>> net = dlf.dlnetwork([dlf.featureInputLayer(3), dlf.fullyConnectedLayer(2)])
@@ -186,4 +199,11 @@ def predictAndUpdateState(net: DLNetwork, *X: Any, Outputs: Sequence[str] | str 
         >>> tuple(Y.shape), len(net.State)
         ((2, 4), 0)
     """
+    if isinstance(net, LegacyNetwork):
+        if Outputs is not None:
+            raise DLFormatError(
+                "predictAndUpdateState: Outputs is for dlnetwork objects; a SeriesNetwork or DAGNetwork "
+                "returns what reaches each output layer"
+            )
+        return net.predictAndUpdateState(*X)
     return _network(net, "predictAndUpdateState").predictAndUpdateState(*X, Outputs=Outputs)
