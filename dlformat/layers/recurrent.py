@@ -48,11 +48,7 @@ GRU_BIAS_INITIALIZERS = ("zeros", "narrow-normal", "ones")
 FORGET_GATE = 1  # MATLAB's LSTM gate blocks: input, forget, cell candidate, output
 
 
-def _flag(name: str, value: object) -> bool:
-    """MATLAB's logical flag: true/false or 1/0."""
-    if isinstance(value, (bool, np.bool_)) or (isinstance(value, (int, float)) and value in (0, 1)):
-        return bool(value)
-    raise DLFormatError(f"{name} must be true or false (1 or 0); got {_validate.describe(value)}")
+_flag = _validate.flag  # layers here and elsewhere import it by this name
 
 
 def _state_value(name: str, value: object) -> Any:

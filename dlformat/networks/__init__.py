@@ -28,6 +28,7 @@ from ._legacy import (
     classifyAndUpdateState,
     layerGraph,
 )
+from ._minibatch import minibatchpredict
 
 __all__ = [
     "DAGNetwork",
@@ -47,6 +48,7 @@ __all__ = [
     "forward",
     "initialize",
     "layerGraph",
+    "minibatchpredict",
     "predict",
     "predictAndUpdateState",
     "removeLayers",

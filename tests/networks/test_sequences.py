@@ -149,3 +149,174 @@ def test_the_update_state_functions_need_a_recurrent_network():
         dlf.classifyAndUpdateState(dlf.dlnetwork([dlf.featureInputLayer(C)]), X)
     with pytest.raises(DLFormatError, match="Outputs is for dlnetwork objects"):
         dlf.predictAndUpdateState(series_network(), X, Outputs="fc")
+
+
+# -- minibatchpredict: variable-length sequences -------------------------------------------------
+K = 2
+W_FC = np.array([[1.0, -2.0, 0.5], [0.25, 1.0, -1.0]])
+B_FC = np.array([[0.1], [-0.3]])
+LENGTHS = (5, 2, 4)
+
+
+def sequences(lengths=LENGTHS, seed=8):
+    """MATLAB's cell array of s-by-c sequences (time steps × channels)."""
+    generator = np.random.default_rng(seed)
+    return [generator.standard_normal((length, C)) for length in lengths]
+
+
+def fc_net(*tail):
+    fc = dlf.fullyConnectedLayer(K, Weights=torch.tensor(W_FC), Bias=torch.tensor(B_FC), dtype=torch.float64)
+    return dlf.dlnetwork([dlf.sequenceInputLayer(C), fc, *tail])
+
+
+def fc_reference(x):
+    """The fully connected layer on a c×s sequence: one output column per time step."""
+    return W_FC @ x + B_FC
+
+
+@pytest.mark.parametrize("direction", ["right", "left"])
+def test_the_padding_mask_makes_indexing_take_each_sequences_own_last_step(direction):
+    net = fc_net(dlf.indexing1dLayer("last", HasPaddingMaskInput=True))
+    assert net.InputNames == ("sequenceinput", "indexing1d/mask") and net.Initialized
+    X = sequences()
+    Y = dlf.minibatchpredict(net, X, SequencePaddingDirection=direction, SequencePaddingValue=7.0)
+    assert dlf.dims(Y) == "CB" and tuple(Y.shape) == (K, len(X))
+    expected = np.stack([fc_reference(x.T)[:, -1] for x in X], axis=1)
+    np.testing.assert_allclose(numpy(Y), expected, rtol=1e-15, atol=1e-15)
+    # the masks given as an input (MATLAB: a second input of ones per time step) do the same
+    masks = [np.ones((len(x), 1)) for x in X]
+    Y2 = dlf.minibatchpredict(net, X, masks, SequencePaddingDirection=direction, SequencePaddingValue=7.0)
+    np.testing.assert_array_equal(numpy(Y2), numpy(Y))
+    items = dlf.minibatchpredict(net, X, masks, Outputs="fc", UniformOutput=False)
+    assert [tuple(item.shape) for item in items] == [(K, n) for n in LENGTHS]  # padding removed
+
+
+def test_without_a_mask_the_last_step_of_a_right_padded_sequence_is_padding():
+    """MATLAB's rule: padding is data to layers without a mask input; right padding puts it last."""
+    net = fc_net(dlf.indexing1dLayer("last"))
+    X = sequences()
+    Y = numpy(dlf.minibatchpredict(net, X, SequencePaddingValue=3.0))
+    padding = fc_reference(np.full((C, 1), 3.0))[:, 0]
+    np.testing.assert_allclose(Y[:, 0], fc_reference(X[0].T)[:, -1], rtol=1e-15)  # the longest
+    np.testing.assert_allclose(Y[:, 1], padding, rtol=1e-15)
+    left = numpy(dlf.minibatchpredict(net, X, SequencePaddingDirection="left"))
+    np.testing.assert_allclose(left, np.stack([fc_reference(x.T)[:, -1] for x in X], 1), rtol=1e-15)
+
+
+@pytest.mark.parametrize(
+    ("length", "direction", "kept"),
+    [
+        ("longest", "right", lambda x, n: np.pad(x, ((0, 0), (0, n - x.shape[1])), constant_values=-1.0)),
+        ("longest", "left", lambda x, n: np.pad(x, ((0, 0), (n - x.shape[1], 0)), constant_values=-1.0)),
+        ("shortest", "right", lambda x, n: x[:, :n]),
+        ("shortest", "left", lambda x, n: x[:, x.shape[1] - n :]),
+    ],
+)
+def test_padding_and_truncation_of_a_sequence_output(length, direction, kept):
+    net = fc_net()
+    X = sequences()
+    target = max(LENGTHS) if length == "longest" else min(LENGTHS)
+    options = {"SequenceLength": length, "SequencePaddingDirection": direction, "SequencePaddingValue": -1.0}
+    Y = dlf.minibatchpredict(net, X, **options)
+    assert dlf.dims(Y) == "CBT" and tuple(Y.shape) == (K, len(X), target)
+    expected = np.stack([fc_reference(kept(x.T, target)) for x in X], axis=1)
+    np.testing.assert_allclose(numpy(Y), expected, rtol=1e-15, atol=1e-15)
+    # one output per observation, the padding removed: each sequence's own steps (or the kept ones)
+    items = dlf.minibatchpredict(net, X, UniformOutput=False, **options)
+    assert len(items) == len(X) and {dlf.dims(item) for item in items} == {"CT"}
+    for item, x in zip(items, X, strict=True):
+        own = x.T if length == "longest" else kept(x.T, target)
+        np.testing.assert_allclose(numpy(item), fc_reference(own), rtol=1e-15, atol=1e-15)
+
+
+def test_recurrent_outputs_follow_predict_on_the_padded_batch():
+    """Left padding, as MATLAB recommends for OutputMode "last": the padding runs through the
+    LSTM first (no hidden masking: the result is predict on the padded batch, not on each
+    sequence alone)."""
+    torch.manual_seed(4)
+    net = dlf.dlnetwork([dlf.sequenceInputLayer(C), dlf.lstmLayer(H, OutputMode="last")]).double()
+    X = sequences()
+    Y = dlf.minibatchpredict(net, X, SequencePaddingDirection="left")
+    padded = np.stack([np.pad(x.T, ((0, 0), (max(LENGTHS) - len(x), 0))) for x in X], axis=1)
+    expected = dlf.predict(net, dlf.dlarray(torch.from_numpy(padded), "CBT"))
+    np.testing.assert_array_equal(numpy(Y), numpy(expected))
+    alone = numpy(dlf.predict(net, dlf.dlarray(torch.from_numpy(X[0].T[:, None, :]), "CBT")))
+    np.testing.assert_allclose(numpy(Y)[:, :1], alone, rtol=1e-12, atol=1e-14)  # the longest: no padding
+
+
+def test_mini_batches_are_padded_on_their_own():
+    net = fc_net(dlf.indexing1dLayer("last", HasPaddingMaskInput=True))
+    X = sequences((5, 2, 4, 3, 6))
+    whole = numpy(dlf.minibatchpredict(net, X))
+    np.testing.assert_array_equal(numpy(dlf.minibatchpredict(net, X, MiniBatchSize=2)), whole)
+    with pytest.raises(
+        DLFormatError, match=r"different sizes in different mini-batches .* UniformOutput=False"
+    ):
+        dlf.minibatchpredict(fc_net(), X, MiniBatchSize=2)
+    items = dlf.minibatchpredict(fc_net(), X, MiniBatchSize=2, UniformOutput=False)
+    assert [tuple(item.shape) for item in items] == [(K, n) for n in (5, 2, 4, 3, 6)]
+
+
+def test_layouts_formats_and_outputs():
+    net = fc_net(dlf.indexing1dLayer("last", HasPaddingMaskInput=True))
+    X = sequences()
+    Y = numpy(dlf.minibatchpredict(net, X))
+    columns = dlf.minibatchpredict(net, [x.T for x in X], InputDataFormats="CTB")  # c×s arrays
+    np.testing.assert_array_equal(numpy(columns), Y)
+    formatted = [dlf.dlarray(torch.from_numpy(x.T), "CT") for x in X]
+    np.testing.assert_array_equal(numpy(dlf.minibatchpredict(net, formatted)), Y)
+    rows = dlf.minibatchpredict(net, X, OutputDataFormats="BC")  # a plain N×K tensor
+    assert isinstance(rows, torch.Tensor) and not isinstance(rows, dlf.DLArray)
+    np.testing.assert_array_equal(rows.numpy(), Y.T)
+    fc, last = dlf.minibatchpredict(net, X, Outputs=["fc", "indexing1d"])
+    assert (dlf.dims(fc), dlf.dims(last)) == ("CBT", "CB")
+    features = dlf.dlnetwork([dlf.featureInputLayer(C), dlf.fullyConnectedLayer(K)])
+    rows_in = np.random.default_rng(0).standard_normal((7, C)).astype(np.float32)  # MATLAB: N×c
+    out = dlf.minibatchpredict(features, rows_in, MiniBatchSize=3)
+    assert dlf.dims(out) == "CB" and tuple(out.shape) == (K, 7)
+    np.testing.assert_allclose(
+        numpy(out), numpy(dlf.predict(features, dlf.dlarray(rows_in, "BC"))), rtol=1e-6
+    )
+
+
+def test_state_is_left_as_it_was():
+    net = recurrent_net(dlf.lstmLayer(H))
+    before = [value.clone() for value in net.State.Value]
+    dlf.minibatchpredict(net, sequences())
+    assert all(torch.equal(a, b) for a, b in zip(net.State.Value, before, strict=True))
+
+
+def same(X):
+    return [X]
+
+
+@pytest.mark.parametrize(
+    ("inputs", "options", "message"),
+    [
+        (
+            same,
+            {"SequenceLength": 4},
+            r'SequenceLength must be "longest" or "shortest"; got 4 \(int\)\. MATLAB',
+        ),
+        (same, {"SequenceLength": "all"}, "SequenceLength"),
+        (same, {"SequencePaddingDirection": "both"}, "SequencePaddingDirection"),
+        (same, {"MiniBatchSize": 0}, "MiniBatchSize"),
+        (same, {"UniformOutput": "yes"}, "UniformOutput must be true or false"),
+        (same, {"InputDataFormats": "CT"}, 'each of InputDataFormats must have a "B" dimension; got "CT"'),
+        (lambda X: [X, X], {}, r"the network has 1 input\(s\) \(sequenceinput\); got 2"),
+        (lambda X: [[]], {}, "input 'sequenceinput' is an empty list"),
+        (
+            lambda X: [[x.T for x in X]],
+            {},
+            r'sequence 1 of input \'sequenceinput\' is 3×5; MATLAB\'s "auto" layout is s×c .* InputDataFormats="CTB"',
+        ),
+    ],
+)
+def test_minibatchpredict_errors(inputs, options, message):
+    with pytest.raises(DLFormatError, match=message):
+        dlf.minibatchpredict(fc_net(), *inputs(sequences()), **options)
+
+
+def test_minibatchpredict_needs_an_initialized_dlnetwork():
+    with pytest.raises(DLFormatError, match="minibatchpredict needs an initialized dlnetwork"):
+        dlf.minibatchpredict(dlf.layerGraph([dlf.sequenceInputLayer(C)]), sequences())
