@@ -156,13 +156,17 @@ def predict(
     *X: Any,
     Outputs: Sequence[str] | str | None = None,
     ReturnState: bool = False,
+    **options: Any,
 ) -> Any:
     """MATLAB's ``predict``: run ``net`` with inference behaviour (dropout off), this call only.
 
     Gradients are still recorded when enabled, as MATLAB's ``predict`` inside ``dlfeval``.
     ``ReturnState=True`` returns the updated State table after the outputs, MATLAB's
     ``[Y, state] = predict(net, X)``. For a ``SeriesNetwork`` or ``DAGNetwork``
-    (``assembleNetwork``), what reaches its output layers.
+    (``assembleNetwork``), what reaches its output layers; it also takes a list of ``c×s``
+    sequences with MATLAB's ``MiniBatchSize``, ``SequenceLength``, ``SequencePaddingValue`` and
+    ``SequencePaddingDirection`` (see ``SeriesNetwork.predict``; for a dlnetwork, use
+    :func:`dlformat.minibatchpredict`).
     """
     if isinstance(net, LegacyNetwork):
         if Outputs is not None or ReturnState:
@@ -170,7 +174,12 @@ def predict(
                 "predict: Outputs and ReturnState are for dlnetwork objects; a SeriesNetwork or "
                 "DAGNetwork returns what reaches each output layer"
             )
-        return net.predict(*X)
+        return net.predict(*X, **options)
+    if options:
+        raise DLFormatError(
+            f"predict of a dlnetwork takes no {', '.join(options)} (MATLAB's dlnetwork predict takes "
+            "dlarrays); for a list of sequences use dlf.minibatchpredict(net, X, ...)"
+        )
     return _network(net, "predict")(*X, Outputs=Outputs, training=False, ReturnState=ReturnState)
 
 

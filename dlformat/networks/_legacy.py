@@ -25,6 +25,7 @@ from .._errors import DLFormatError
 from ..layers import Layer
 from ..layers.output import ClassificationOutputLayer, OutputLayer, PixelClassificationLayer
 from ._graph import DLNetwork, LayerArray, LayerGraphBase, _as_layers
+from ._minibatch import predict_sequences
 
 __all__ = [
     "DAGNetwork",
@@ -174,11 +175,25 @@ class LegacyNetwork:
         return tuple(self._sources)
 
     # -- running ---------------------------------------------------------------------------
-    def predict(self, *X: Any) -> Any:
+    def predict(self, *X: Any, **options: Any) -> Any:
         """MATLAB's ``predict(net, X)``: what reaches each output layer (a classification network's
-        scores), as formatted dlarrays; one output is returned as is, several as a tuple."""
+        scores), as formatted dlarrays; one output is returned as is, several as a tuple.
+
+        ``X`` may also be a list of ``c×s`` sequences (MATLAB's cell array), with MATLAB's
+        options ``MiniBatchSize``, ``SequenceLength`` (``"longest"``, ``"shortest"`` or a number:
+        chunks of that many steps, the state carried over), ``SequencePaddingValue`` and
+        ``SequencePaddingDirection``: sequence outputs then come back as a list, one per
+        observation without the padding; see :func:`dlformat.networks._minibatch.predict_sequences`."""
+        outputs = list(self._sources.values())
+        if len(X) == 1 and isinstance(X[0], list):
+            return predict_sequences(self.body, outputs, X[0], caller="predict", **options)
+        if options:
+            raise DLFormatError(
+                f"predict: {', '.join(options)} apply to a cell array (list) of sequences; X is "
+                f"{_validate.describe(X[0]) if X else 'missing'}"
+            )
         with torch.no_grad():
-            return self.body(*X, Outputs=list(self._sources.values()), training=False)
+            return self.body(*X, Outputs=outputs, training=False)
 
     def predictAndUpdateState(self, *X: Any) -> Any:
         """MATLAB's ``[net, Y] = predictAndUpdateState(net, X)``: :meth:`predict`, and the network

@@ -368,3 +368,89 @@ def minibatchpredict(
         for pieces, fmt, name in zip(results, out_formats, output_names, strict=True)
     ]
     return final[0] if len(final) == 1 else tuple(final)
+
+
+def predict_sequences(
+    net: DLNetwork,
+    outputs: Sequence[str],
+    X: Sequence[Any],
+    *,
+    caller: str,
+    MiniBatchSize: int = 128,
+    SequenceLength: int | str = "longest",
+    SequencePaddingValue: float = 0,
+    SequencePaddingDirection: str = "right",
+) -> Any:
+    """MATLAB's legacy ``predict(net, sequences, ...)`` of a ``SeriesNetwork``/``DAGNetwork`` on a
+    cell array of ``c×s`` sequences: mini-batches padded as :func:`minibatchpredict` pads them,
+    and ``SequenceLength`` may also be a number: each mini-batch, padded to its longest, is then
+    split into chunks of that many time steps, run one after another with the recurrent state
+    carried from chunk to chunk. Sequence outputs come back one per observation without the
+    padding (MATLAB's cell array), the others concatenated along ``B``. The state is left as it was.
+    """
+    size = _validate.positive_integer(f"{caller}: MiniBatchSize", MiniBatchSize)
+    chunk: int | None = None
+    if isinstance(SequenceLength, str):
+        length = _validate.choice(
+            f"{caller}: SequenceLength", SequenceLength, LENGTHS, also=", or a positive integer"
+        )
+    else:
+        chunk, length = _validate.positive_integer(f"{caller}: SequenceLength", SequenceLength), "longest"
+    direction = _validate.choice(f"{caller}: SequencePaddingDirection", SequencePaddingDirection, DIRECTIONS)
+    padding = _validate.real(f"{caller}: SequencePaddingValue", SequencePaddingValue)
+    if len(net.InputNames) != 1:
+        raise DLFormatError(f"{caller}: a cell array of sequences is for networks with one input")
+    data = _Input(net.InputNames[0], list(X), "CTB", padding)  # MATLAB's legacy layout: c×s
+    saved = list(net.State)
+    results: list[list[Any]] = [[] for _ in outputs]
+    try:
+        for start in range(0, data.count, size):
+            batch = data.batch(start, min(start + size, data.count), length, direction)
+            if saved:
+                net.State = saved  # every mini-batch starts from the network's state
+            pieces = _chunked(net, outputs, batch.X, chunk)
+            for collected, Y in zip(results, pieces, strict=True):
+                if "T" in Y._fmt:
+                    count = Y.shape[Y._fmt.index("B")]
+                    collected += [_unpadded(Y, i, batch, direction, None) for i in range(count)]
+                else:
+                    collected.append(Y)
+    finally:
+        if saved:
+            net.State = saved
+    final = [
+        items if items and "B" not in items[0]._fmt else _uniform(items, None, name)
+        for items, name in zip(results, outputs, strict=True)
+    ]
+    return final[0] if len(final) == 1 else tuple(final)
+
+
+def _chunked(net: DLNetwork, outputs: Sequence[str], X: DLArray, chunk: int | None) -> list[DLArray]:
+    """The outputs for ``X``, run in chunks of ``chunk`` time steps with the state carried over
+    (whole when ``chunk`` is ``None``): sequence outputs joined along ``T``, others from the last chunk."""
+    time = X._fmt.index("T")
+    steps = X.shape[time]
+    starts = [0] if chunk is None else list(range(0, steps, chunk))
+    pieces: list[list[DLArray]] = [[] for _ in outputs]
+    for start in starts:
+        part = (
+            X
+            if chunk is None
+            else DLArray._wrap(X._data.narrow(time, start, min(chunk, steps - start)), X._fmt)
+        )
+        with torch.no_grad():
+            *Y, state = net(part, Outputs=list(outputs), training=False, ReturnState=True)
+        if len(state):
+            net.State = state
+        for collected, value in zip(pieces, Y, strict=True):
+            collected.append(value)
+    joined = []
+    for values in pieces:
+        if "T" in values[0]._fmt:
+            axis = values[0]._fmt.index("T")
+            joined.append(
+                DLArray._wrap(torch.cat([value._data for value in values], dim=axis), values[0]._fmt)
+            )
+        else:
+            joined.append(values[-1])
+    return joined

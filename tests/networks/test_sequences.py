@@ -320,3 +320,45 @@ def test_minibatchpredict_errors(inputs, options, message):
 def test_minibatchpredict_needs_an_initialized_dlnetwork():
     with pytest.raises(DLFormatError, match="minibatchpredict needs an initialized dlnetwork"):
         dlf.minibatchpredict(dlf.layerGraph([dlf.sequenceInputLayer(C)]), sequences())
+
+
+# -- legacy predict on a cell array of c×s sequences ----------------------------------------------
+def regression_network(mode):
+    torch.manual_seed(5)
+    lstm = dlf.lstmLayer(H, InputSize=C, OutputMode=mode, dtype=torch.float64)
+    fc = dlf.fullyConnectedLayer(K, InputSize=H, dtype=torch.float64)
+    return dlf.assembleNetwork([dlf.sequenceInputLayer(C), lstm, fc, dlf.regressionLayer()])
+
+
+def test_legacy_predict_on_sequences_returns_each_sequence_without_padding():
+    net = regression_network("sequence")
+    X = [x.T for x in sequences()]  # the legacy layout: c×s
+    Y = dlf.predict(net, X)
+    assert isinstance(Y, list) and [tuple(y.shape) for y in Y] == [(K, n) for n in LENGTHS]
+    for y, x in zip(Y, X, strict=True):  # right padding follows each sequence's own steps
+        alone = dlf.predict(net, dlf.dlarray(torch.from_numpy(x[:, None, :]), "CBT"))
+        assert dlf.dims(y) == "CT"
+        np.testing.assert_allclose(numpy(y), numpy(alone)[:, 0], rtol=1e-12, atol=1e-14)
+    # a number: each padded mini-batch split into chunks of 2 steps, the state carried between them
+    chunked = dlf.predict(net, X, SequenceLength=2, MiniBatchSize=2)
+    for a, b in zip(chunked, dlf.predict(net, X, MiniBatchSize=2), strict=True):
+        np.testing.assert_array_equal(numpy(a), numpy(b))
+    assert all(torch.equal(value, torch.zeros(H, 1, dtype=torch.float64)) for value in net.body.State.Value)
+
+
+def test_legacy_predict_on_sequences_to_one_vector_each():
+    net = regression_network("last")
+    X = [x.T for x in sequences()]
+    Y = dlf.predict(net, X, SequencePaddingDirection="left", SequencePaddingValue=0.5)
+    padded = np.stack(
+        [np.pad(x, ((0, 0), (max(LENGTHS) - x.shape[1], 0)), constant_values=0.5) for x in X], 1
+    )
+    expected = dlf.predict(net, dlf.dlarray(torch.from_numpy(padded), "CBT"))
+    assert dlf.dims(Y) == "CB"
+    np.testing.assert_array_equal(numpy(Y), numpy(expected))
+    with pytest.raises(DLFormatError, match="predict: MiniBatchSize apply to a cell array"):
+        dlf.predict(net, dlf.dlarray(torch.from_numpy(padded), "CBT"), MiniBatchSize=2)
+    with pytest.raises(DLFormatError, match="predict of a dlnetwork takes no SequenceLength"):
+        dlf.predict(fc_net(), X, SequenceLength="shortest")
+    with pytest.raises(DLFormatError, match="SequenceLength"):
+        dlf.predict(net, X, SequenceLength=0)
