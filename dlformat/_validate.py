@@ -97,6 +97,13 @@ def text(name: str, value: object) -> str:
     return value
 
 
+def flag(name: str, value: object) -> bool:
+    """MATLAB's logical flag: true/false or 1/0."""
+    if isinstance(value, (bool, np.bool_)) or (isinstance(value, (int, float)) and value in (0, 1)):
+        return bool(value)
+    raise DLFormatError(f"{name} must be true or false (1 or 0); got {describe(value)}")
+
+
 def choice(
     name: str, value: object, allowed: tuple[str, ...], aliases: dict[str, str] | None = None, also: str = ""
 ) -> str:

@@ -27,6 +27,9 @@ PUBLIC = {
     # the recurrent layers (issue 14)
     "LSTMLayer", "lstmLayer", "BiLSTMLayer", "bilstmLayer", "GRULayer", "gruLayer", "Indexing1DLayer",
     "indexing1dLayer",
+    # stepping legacy recurrent networks and variable-length sequences (issue 14)
+    "classifyAndUpdateState", "minibatchpredict", "SequenceFoldingLayer", "sequenceFoldingLayer",
+    "SequenceUnfoldingLayer", "sequenceUnfoldingLayer",
     # normalization layers (issue 13)
     "BatchNormalizationLayer", "batchNormalizationLayer", "GroupNormalizationLayer", "groupNormalizationLayer",
     "InstanceNormalizationLayer", "instanceNormalizationLayer", "CrossChannelNormalizationLayer",

@@ -82,6 +82,12 @@ from .position_embedding import PositionEmbeddingLayer, positionEmbeddingLayer
 from .recurrent import BiLSTMLayer, GRULayer, LSTMLayer, bilstmLayer, gruLayer, lstmLayer
 from .resize import Resize2DLayer, Resize3DLayer, resize2dLayer, resize3dLayer
 from .rotary import RotaryEmbedding
+from .sequence_folding import (
+    SequenceFoldingLayer,
+    SequenceUnfoldingLayer,
+    sequenceFoldingLayer,
+    sequenceUnfoldingLayer,
+)
 from .sinusoidal import SinusoidalPositionEncodingLayer, sinusoidalPositionEncodingLayer
 from .word_embedding import WordEmbeddingLayer, wordEmbeddingLayer
 
@@ -122,7 +128,9 @@ __all__ = [
     "Resize3DLayer",
     "RotaryEmbedding",
     "SelfAttentionLayer",
+    "SequenceFoldingLayer",
     "SequenceInputLayer",
+    "SequenceUnfoldingLayer",
     "SigmoidLayer",
     "SinusoidalPositionEncodingLayer",
     "SoftmaxLayer",
@@ -165,7 +173,9 @@ __all__ = [
     "resize2dLayer",
     "resize3dLayer",
     "selfAttentionLayer",
+    "sequenceFoldingLayer",
     "sequenceInputLayer",
+    "sequenceUnfoldingLayer",
     "sigmoidLayer",
     "sinusoidalPositionEncodingLayer",
     "softmaxLayer",

@@ -341,6 +341,14 @@ class Layer(nn.Module, metaclass=_LayerType):
             like = initial if current is None else current
             self._buffers[name] = initial.to(device=like.device, dtype=like.dtype, copy=True)
 
+    def _state_size_rule(self, name: str, shape: tuple[int, ...]) -> str | None:
+        """``None`` when a value of ``shape`` may replace state ``name`` (``net.State = state``),
+        else what is allowed, in MATLAB's size notation. The rule here: the current size.
+        Layers whose state follows the observations (recurrent layers) override it."""
+        current = self._buffers[name]
+        assert current is not None  # only called for state that exists
+        return None if tuple(current.shape) == shape else _validate.matlab_size(tuple(current.shape))
+
     def _check_new_name(self, name: str) -> None:
         if not isinstance(name, str) or not name.isidentifier() or name.startswith("_"):
             raise DLFormatError(

@@ -48,11 +48,7 @@ GRU_BIAS_INITIALIZERS = ("zeros", "narrow-normal", "ones")
 FORGET_GATE = 1  # MATLAB's LSTM gate blocks: input, forget, cell candidate, output
 
 
-def _flag(name: str, value: object) -> bool:
-    """MATLAB's logical flag: true/false or 1/0."""
-    if isinstance(value, (bool, np.bool_)) or (isinstance(value, (int, float)) and value in (0, 1)):
-        return bool(value)
-    raise DLFormatError(f"{name} must be true or false (1 or 0); got {_validate.describe(value)}")
+_flag = _validate.flag  # layers here and elsewhere import it by this name
 
 
 def _state_value(name: str, value: object) -> Any:
@@ -162,6 +158,14 @@ class RecurrentLayer(Layer):
             "in": ("in", *ports) if self.HasStateInputs else ("in",),
             "out": ("out", *ports) if self.HasStateOutputs else ("out",),
         }
+
+    def _state_size_rule(self, name: str, shape: tuple[int, ...]) -> str | None:
+        """State follows the observations: a column for all (``n×1``) or one per observation
+        (``n×N``, what a call assigns and ``[Y, state] = predict(net, X)`` returns)."""
+        rows = self._state_size
+        if len(shape) == 2 and shape[0] == rows and shape[1] >= 1:
+            return None
+        return f"{rows}×1 or {rows}×N (one column per observation)"
 
     def _starting_state(self, name: str, value: Any) -> torch.Tensor:
         if value is None:

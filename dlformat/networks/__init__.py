@@ -25,8 +25,10 @@ from ._legacy import (
     SeriesNetwork,
     assembleNetwork,
     classify,
+    classifyAndUpdateState,
     layerGraph,
 )
+from ._minibatch import minibatchpredict
 
 __all__ = [
     "DAGNetwork",
@@ -39,12 +41,14 @@ __all__ = [
     "analyzeNetwork",
     "assembleNetwork",
     "classify",
+    "classifyAndUpdateState",
     "connectLayers",
     "disconnectLayers",
     "dlnetwork",
     "forward",
     "initialize",
     "layerGraph",
+    "minibatchpredict",
     "predict",
     "predictAndUpdateState",
     "removeLayers",
@@ -152,13 +156,17 @@ def predict(
     *X: Any,
     Outputs: Sequence[str] | str | None = None,
     ReturnState: bool = False,
+    **options: Any,
 ) -> Any:
     """MATLAB's ``predict``: run ``net`` with inference behaviour (dropout off), this call only.
 
     Gradients are still recorded when enabled, as MATLAB's ``predict`` inside ``dlfeval``.
     ``ReturnState=True`` returns the updated State table after the outputs, MATLAB's
     ``[Y, state] = predict(net, X)``. For a ``SeriesNetwork`` or ``DAGNetwork``
-    (``assembleNetwork``), what reaches its output layers.
+    (``assembleNetwork``), what reaches its output layers; it also takes a list of ``c×s``
+    sequences with MATLAB's ``MiniBatchSize``, ``SequenceLength``, ``SequencePaddingValue`` and
+    ``SequencePaddingDirection`` (see ``SeriesNetwork.predict``; for a dlnetwork, use
+    :func:`dlformat.minibatchpredict`).
     """
     if isinstance(net, LegacyNetwork):
         if Outputs is not None or ReturnState:
@@ -166,19 +174,35 @@ def predict(
                 "predict: Outputs and ReturnState are for dlnetwork objects; a SeriesNetwork or "
                 "DAGNetwork returns what reaches each output layer"
             )
-        return net.predict(*X)
+        return net.predict(*X, **options)
+    if options:
+        raise DLFormatError(
+            f"predict of a dlnetwork takes no {', '.join(options)} (MATLAB's dlnetwork predict takes "
+            "dlarrays); for a list of sequences use dlf.minibatchpredict(net, X, ...)"
+        )
     return _network(net, "predict")(*X, Outputs=Outputs, training=False, ReturnState=ReturnState)
 
 
-def resetState(net: DLNetwork) -> DLNetwork:
+def resetState(net: DLNetwork | LegacyNetwork) -> Any:
     """MATLAB's ``net = resetState(net)``: every layer's state back to its initial value
-    (each layer's ``resetState``). Returns ``net`` (changed in place)."""
+    (each layer's ``resetState``). Returns ``net`` (changed in place); a ``SeriesNetwork`` or
+    ``DAGNetwork`` too."""
+    if isinstance(net, LegacyNetwork):
+        net.body.resetState()
+        return net
     return _network(net, "resetState").resetState()
 
 
-def predictAndUpdateState(net: DLNetwork, *X: Any, Outputs: Sequence[str] | str | None = None) -> Any:
+def predictAndUpdateState(
+    net: DLNetwork | LegacyNetwork, *X: Any, Outputs: Sequence[str] | str | None = None
+) -> Any:
     """MATLAB's legacy ``[net, Y] = predictAndUpdateState(net, X)``: predict, then assign the state
     the prediction computed to ``net`` (``net.State = state``). Returns the outputs.
+
+    Stepping a network one time step per call gives what one call over the whole sequence
+    gives (the state carries over); ``resetState(net)`` starts again. A ``SeriesNetwork`` or
+    ``DAGNetwork`` needs a recurrent layer, as MATLAB's function does, and returns what
+    reaches its output layers (``Outputs`` is for dlnetwork objects).
 
     Examples:
         >>> net = dlf.dlnetwork([dlf.featureInputLayer(3), dlf.fullyConnectedLayer(2)])
@@ -186,4 +210,11 @@ def predictAndUpdateState(net: DLNetwork, *X: Any, Outputs: Sequence[str] | str 
         >>> tuple(Y.shape), len(net.State)
         ((2, 4), 0)
     """
+    if isinstance(net, LegacyNetwork):
+        if Outputs is not None:
+            raise DLFormatError(
+                "predictAndUpdateState: Outputs is for dlnetwork objects; a SeriesNetwork or DAGNetwork "
+                "returns what reaches each output layer"
+            )
+        return net.predictAndUpdateState(*X)
     return _network(net, "predictAndUpdateState").predictAndUpdateState(*X, Outputs=Outputs)

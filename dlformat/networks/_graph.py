@@ -387,10 +387,10 @@ class DLNetwork(LayerGraphBase):
             current = layer._buffers[parameter]
             assert current is not None  # listed in self.State
             tensor = layer._checked_state(parameter, value)
-            if tuple(tensor.shape) != tuple(current.shape):
+            allowed = layer._state_size_rule(parameter, tuple(tensor.shape))
+            if allowed is not None:
                 raise DLFormatError(
-                    f"State: layer '{name}' parameter '{parameter}' must have size "
-                    f"{_validate.matlab_size(tuple(current.shape))}; got "
+                    f"State: layer '{name}' parameter '{parameter}' must have size {allowed}; got "
                     f"{_validate.matlab_size(tuple(tensor.shape))}"
                 )
             updates.append((layer, parameter, tensor.to(current.dtype)))

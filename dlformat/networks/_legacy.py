@@ -25,6 +25,7 @@ from .._errors import DLFormatError
 from ..layers import Layer
 from ..layers.output import ClassificationOutputLayer, OutputLayer, PixelClassificationLayer
 from ._graph import DLNetwork, LayerArray, LayerGraphBase, _as_layers
+from ._minibatch import predict_sequences
 
 __all__ = [
     "DAGNetwork",
@@ -33,6 +34,7 @@ __all__ = [
     "SeriesNetwork",
     "assembleNetwork",
     "classify",
+    "classifyAndUpdateState",
     "layerGraph",
 ]
 
@@ -173,39 +175,79 @@ class LegacyNetwork:
         return tuple(self._sources)
 
     # -- running ---------------------------------------------------------------------------
-    def predict(self, *X: Any) -> Any:
+    def predict(self, *X: Any, **options: Any) -> Any:
         """MATLAB's ``predict(net, X)``: what reaches each output layer (a classification network's
-        scores), as formatted dlarrays; one output is returned as is, several as a tuple."""
+        scores), as formatted dlarrays; one output is returned as is, several as a tuple.
+
+        ``X`` may also be a list of ``c×s`` sequences (MATLAB's cell array), with MATLAB's
+        options ``MiniBatchSize``, ``SequenceLength`` (``"longest"``, ``"shortest"`` or a number:
+        chunks of that many steps, the state carried over), ``SequencePaddingValue`` and
+        ``SequencePaddingDirection``: sequence outputs then come back as a list, one per
+        observation without the padding; see :func:`dlformat.networks._minibatch.predict_sequences`."""
+        outputs = list(self._sources.values())
+        if len(X) == 1 and isinstance(X[0], list):
+            return predict_sequences(self.body, outputs, X[0], caller="predict", **options)
+        if options:
+            raise DLFormatError(
+                f"predict: {', '.join(options)} apply to a cell array (list) of sequences; X is "
+                f"{_validate.describe(X[0]) if X else 'missing'}"
+            )
         with torch.no_grad():
-            return self.body(*X, Outputs=list(self._sources.values()), training=False)
+            return self.body(*X, Outputs=outputs, training=False)
+
+    def predictAndUpdateState(self, *X: Any) -> Any:
+        """MATLAB's ``[net, Y] = predictAndUpdateState(net, X)``: :meth:`predict`, and the network
+        keeps the state the prediction computed (changed in place). Returns the outputs."""
+        self._require_recurrent("predictAndUpdateState")
+        with torch.no_grad():
+            return self.body.predictAndUpdateState(*X, Outputs=list(self._sources.values()))
 
     def classify(self, *X: Any) -> tuple[np.ndarray, DLArray]:
         """MATLAB's ``[labels, scores] = classify(net, X)``: see :func:`classify`."""
-        (name,) = self._classification_output()
+        return self._classified(self.predict, "classify", X)
+
+    def classifyAndUpdateState(self, *X: Any) -> tuple[np.ndarray, DLArray]:
+        """MATLAB's ``[net, labels, scores] = classifyAndUpdateState(net, X)``: :meth:`classify`,
+        and the network keeps the state the prediction computed (changed in place)."""
+        self._require_recurrent("classifyAndUpdateState")
+        return self._classified(self.predictAndUpdateState, "classifyAndUpdateState", X)
+
+    def _require_recurrent(self, function: str) -> None:
+        """MATLAB's rule: the ``...AndUpdateState`` functions need a layer with state that a call
+        updates (a recurrent layer, or a custom layer with state)."""
+        if not any(not layer.state_updates_persist for layer in self.body._stateful_layers()):
+            raise DLFormatError(
+                f"{function} supports recurrent neural networks only: the network needs a layer with "
+                "state, such as lstmLayer or gruLayer"
+            )
+
+    def _classified(self, run: Any, function: str, X: tuple[Any, ...]) -> tuple[np.ndarray, DLArray]:
+        """Labels and scores from the scores ``run(*X)`` gives: see :func:`classify`."""
+        (name,) = self._classification_output(function)
         layer = cast("ClassificationOutputLayer", self._graph._by_name[name])
         if layer.Classes == "auto":
             raise DLFormatError(
-                f"classify: the classification layer '{name}' has Classes \"auto\", which MATLAB sets in "
+                f"{function}: the classification layer '{name}' has Classes \"auto\", which MATLAB sets in "
                 f"training; no class names are known. Build it with Classes=[...] (one name per class)"
             )
-        scores = self.predict(*X)
+        scores = run(*X)
         if isinstance(scores, tuple):
             scores = scores[list(self._sources).index(name)]
         channel = scores._fmt.index("C")
         if scores.shape[channel] != len(layer.Classes):
             raise DLFormatError(
-                f'classify: the scores have {scores.shape[channel]} channels ("C"); the classification '
+                f'{function}: the scores have {scores.shape[channel]} channels ("C"); the classification '
                 f"layer '{name}' has {len(layer.Classes)} classes"
             )
         indices = scores._data.argmax(channel).cpu().numpy()
         return np.asarray(layer.Classes, dtype=object)[indices], scores
 
-    def _classification_output(self) -> list[str]:
+    def _classification_output(self, function: str) -> list[str]:
         kinds = (ClassificationOutputLayer, PixelClassificationLayer)
         names = [name for name in self._sources if isinstance(self._graph._by_name[name], kinds)]
         if len(names) != 1:
             raise DLFormatError(
-                f"classify needs a network with one classification output layer; this one has "
+                f"{function} needs a network with one classification output layer; this one has "
                 f"{len(names) or 'none'} ({', '.join(self._sources)} are its output layers)"
             )
         return names
@@ -272,12 +314,34 @@ def classify(net: LegacyNetwork, *X: Any) -> tuple[np.ndarray, DLArray]:
     dimension order. A layer with ``Classes="auto"`` (no names known before MATLAB's training)
     is an error.
     """
+    return _legacy_network(net, "classify").classify(*X)
+
+
+def classifyAndUpdateState(net: LegacyNetwork, *X: Any) -> tuple[np.ndarray, DLArray]:
+    """MATLAB's legacy ``[net, labels, scores] = classifyAndUpdateState(net, X)`` for a
+    ``SeriesNetwork`` or ``DAGNetwork`` with a recurrent layer: :func:`classify`, then the network
+    keeps the state the prediction computed (changed in place, as :func:`predictAndUpdateState`).
+    Returns ``(labels, scores)``.
+
+    Examples:
+        >>> lstm = dlf.lstmLayer(4, InputSize=2, OutputMode="last")
+        >>> fc = dlf.fullyConnectedLayer(2, InputSize=4)
+        >>> net = dlf.assembleNetwork([dlf.sequenceInputLayer(2), lstm, fc, dlf.softmaxLayer(),
+        ...                            dlf.classificationLayer(Classes=["a", "b"])])
+        >>> labels, scores = dlf.classifyAndUpdateState(net, dlf.dlarray(torch.randn(2, 3, 5), "CBT"))
+        >>> labels.shape, dlf.dims(scores), tuple(net.body.State.Value[0].shape)
+        ((3,), 'CB', (4, 3))
+    """
+    return _legacy_network(net, "classifyAndUpdateState").classifyAndUpdateState(*X)
+
+
+def _legacy_network(net: object, function: str) -> LegacyNetwork:
     if not isinstance(net, LegacyNetwork):
         raise DLFormatError(
-            "classify needs a SeriesNetwork or DAGNetwork (dlf.assembleNetwork); "
+            f"{function} needs a SeriesNetwork or DAGNetwork (dlf.assembleNetwork); "
             f"got {_validate.describe(net)}"
         )
-    return net.classify(*X)
+    return net
 
 
 def _layer_order(graph: LayerGraphBase) -> list[str]:

@@ -116,6 +116,8 @@ LAYERS = [
         id="gru-recurrent-bias",
     ),
     pytest.param(lambda **kw: dlf.indexing1dLayer("last"), "CBT", (3, 2, 7), id="indexing1d"),
+    pytest.param(lambda **kw: dlf.sequenceFoldingLayer(), "SSCBT", (4, 5, 3, 2, 3), id="sequenceFolding"),
+    pytest.param(lambda **kw: dlf.sequenceUnfoldingLayer(), "SSCB", (4, 5, 3, 6), id="sequenceUnfolding"),
     pytest.param(lambda **kw: dlf.indexing1dLayer(Name="first"), "SCB", (5, 3, 2), id="indexing1d-spatial"),
     pytest.param(
         lambda **kw: dlf.batchNormalizationLayer(NumChannels=3, Name="bn", **kw),
@@ -274,8 +276,14 @@ def make_input(fmt, sizes, device="cpu", dtype=torch.float32):
 
 
 def call(layer, X):
-    """A layer's output for ``X`` fed to every input it has (an input layer takes the data itself)."""
-    return layer(*[X] * max(layer.NumInputs, 1))
+    """A layer's output for ``X`` fed to every input it has (an input layer takes the data itself).
+
+    A sequence unfolding layer's second input is the mini-batch size (2: ``B`` = 2 sequences ×
+    ``T``); of a sequence folding layer's two outputs the data, the first, is checked."""
+    if isinstance(layer, dlf.SequenceUnfoldingLayer):
+        return layer(X, 2)
+    Y = layer(*[X] * max(layer.NumInputs, 1))
+    return Y[0] if isinstance(layer, dlf.SequenceFoldingLayer) else Y
 
 
 @pytest.mark.parametrize(("factory", "fmt", "sizes"), LAYERS)
@@ -288,9 +296,13 @@ class TestLayerContract:
         )
         if isinstance(layer, dlf.Crop2DLayer):  # MATLAB names its second input after its role
             expected_inputs = ("in", "ref")
+        if isinstance(layer, dlf.SequenceUnfoldingLayer):  # and the unfolding layer's
+            expected_inputs = ("in", "miniBatchSize")
         assert layer.InputNames == expected_inputs
         # output layers (classificationLayer, ...) end a network: MATLAB gives them no outputs
         outputs = (0, ()) if isinstance(layer, OutputLayer) else (1, ("out",))
+        if isinstance(layer, dlf.SequenceFoldingLayer):
+            outputs = (2, ("out", "miniBatchSize"))
         assert (layer.NumOutputs, layer.OutputNames) == outputs
         assert layer.default_name and layer.matlab_type
 
