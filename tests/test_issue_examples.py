@@ -124,7 +124,7 @@ def test_the_training_example():
         ValidationData=(XTrain[:8], YTrain[:8]),
         ValidationFrequency=4,
     )
-    net, info = dlf.trainNetwork(XTrain, YTrain, layers, options)  # prints MATLAB's verbose table
+    net, info = dlf.trainNetwork(XTrain, YTrain, layers, options)  # prints MATLAB's verbose table  # noqa: RUF059
     assert info.TrainingLoss[-1] < info.TrainingLoss[0]
     net2, info2 = dlf.trainnet(
         XTrain, YTrain, layers[:-1], "mse", options

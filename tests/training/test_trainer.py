@@ -302,11 +302,11 @@ def test_image_and_sequence_layouts():
                 o,
             ),
             "must not have output layers",
-        ),  # fmt: skip
+        ),
         (
             lambda o: dlf.trainNetwork(X64, T64, [dlf.featureInputLayer(2), dlf.fullyConnectedLayer(1)], o),
             "must end in one output layer",
-        ),  # fmt: skip
+        ),
         (
             lambda o: dlf.trainNetwork(
                 X64,
@@ -320,7 +320,7 @@ def test_image_and_sequence_layouts():
                 o,
             ),
             "needs class labels",
-        ),  # fmt: skip
+        ),
         (
             lambda o: dlf.trainnet(
                 X64,
@@ -330,7 +330,7 @@ def test_image_and_sequence_layouts():
                 dlf.trainingOptions("sgdm", OutputNetwork="best-validation", Verbose=False),
             ),
             "needs ValidationData",
-        ),  # fmt: skip
+        ),
         (lambda o: dlf.trainnet("data", T64, tiny_network(), "mse", o), "X must be numeric"),
     ],
 )
