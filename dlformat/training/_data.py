@@ -22,9 +22,10 @@ from .._batching import padsequences
 from .._dlarray import DLArray, dlarray
 from .._errors import DLFormatError
 from .._functions._labels import onehotencode
+from ..layers.input import STATISTICS_OF as NORMALIZATION_STATISTICS
 from ..layers.input import FeatureInputLayer, Image3DInputLayer, ImageInputLayer
 
-__all__ = ["Column", "is_labels"]
+__all__ = ["Column", "input_format", "is_labels", "target_format", "with_input_statistics"]
 
 _SEQUENCE_FORMATS = {2: "CTB", 3: "SCTB", 4: "SSCTB", 5: "SSSCTB"}
 
@@ -108,6 +109,17 @@ class Column:
         assert self.data is not None  # one of the two is set by the constructor
         return int(self.data.shape[self.fmt.index("B")])
 
+    def channel_values(self) -> torch.Tensor:
+        """Every value of the data as a C×M float64 matrix, one row per channel (padding excluded)."""
+        if self.sequences is not None:
+            channel = self.sequences[0].ndim - 2  # ...×C×T: the channel dimension is second to last
+            return torch.cat(
+                [s.movedim(channel, 0).reshape(s.shape[channel], -1).double() for s in self.sequences], 1
+            )
+        assert self.data is not None
+        channel = self.fmt.index("C")
+        return self.data.movedim(channel, 0).reshape(self.data.shape[channel], -1).double()
+
     def batch(self, indices: torch.Tensor, device: torch.device, dtype: torch.dtype) -> DLArray:
         if self.sequences is not None:
             chosen = [self.sequences[int(i)] for i in indices]
@@ -138,7 +150,7 @@ def _validate_numeric(caller: str, what: str, value: Any) -> Any:
     )
 
 
-def input_format(caller: str, net: Any, given: str | tuple[str, ...], value: Any) -> str | None:
+def input_format(caller: str, layer: Any, given: str | tuple[str, ...], value: Any) -> str | None:
     """The predictors' format: InputDataFormats, or MATLAB's layout for the input layer."""
     if given != "auto":
         if len(given) != 1:
@@ -148,8 +160,6 @@ def input_format(caller: str, net: Any, given: str | tuple[str, ...], value: Any
         return given[0]
     if isinstance(value, (DLArray, list, tuple)):
         return None
-    (name,) = net.InputNames
-    layer = net._by_name[name]
     if isinstance(layer, FeatureInputLayer):
         return "BC"
     if isinstance(layer, Image3DInputLayer):
@@ -166,3 +176,34 @@ def target_format(given: str | tuple[str, ...], value: Any) -> str | None:
         return None
     rank = np.ndim(value) if not isinstance(value, torch.Tensor) else value.ndim
     return {1: "BC", 2: "BC", 4: "SSCB", 5: "SSSCB"}.get(rank)
+
+
+def with_input_statistics(layer: Any, X: Column, reset: bool) -> Any:
+    """The input layer with its normalization statistics computed from the training data, per
+    channel, as MATLAB's training does (``ResetInputNormalization``: recomputed when true,
+    otherwise only when missing). The layer itself when its normalization needs none."""
+    how = getattr(layer, "Normalization", None)  # a network may start with a layer that is no input layer
+    names = NORMALIZATION_STATISTICS.get(how) if isinstance(how, str) else None
+    if not names or (not reset and all(getattr(layer, name) is not None for name in names)):
+        return layer
+    values = X.channel_values()
+    computed = {
+        "Mean": lambda: values.mean(1),
+        "StandardDeviation": lambda: values.std(1),  # MATLAB's std: normalized by M - 1
+        "Min": lambda: values.amin(1),
+        "Max": lambda: values.amax(1),
+    }
+    # one value per channel, in the shape MATLAB gives such statistics: 1×C for features,
+    # C×1 for vector sequences, 1×1×C for images
+    if isinstance(layer, FeatureInputLayer):
+        shape: tuple[int, ...] = (1, layer.NumFeatures)
+    elif isinstance(layer.InputSize, int):
+        shape = (layer.InputSize, 1)
+    else:
+        shape = (*(1,) * (len(layer.InputSize) - 1), layer.InputSize[-1])
+    config = layer.get_config()
+    sample = X.data if X.sequences is None else X.sequences[0]
+    dtype = sample.dtype if sample is not None and sample.is_floating_point() else torch.float32
+    for name in names:
+        config[name] = computed[name]().reshape(shape).to(dtype)
+    return type(layer).from_config(config)

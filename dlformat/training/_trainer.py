@@ -1,6 +1,7 @@
 """MATLAB's ``trainnet`` and legacy ``trainNetwork``: one training loop with MATLAB's semantics.
 
-Each iteration: a mini-batch (shuffled per ``Shuffle``, a last incomplete mini-batch of an
+Before training, the input layer's normalization statistics are computed from the training
+data (``ResetInputNormalization``). Each iteration: a mini-batch (shuffled per ``Shuffle``, a last incomplete mini-batch of an
 epoch discarded, as MATLAB does), the loss through :func:`dlformat.forward` (training behaviour;
 batch normalization's running statistics stay in the network), the gradients, L2
 regularization (``λ · L2Factor · w`` added to each gradient), gradient thresholding, then the
@@ -31,7 +32,7 @@ from ..layers.output import ClassificationOutputLayer, OutputLayer, RegressionOu
 from ..networks import DLNetwork, dlnetwork
 from ..networks._legacy import DAGNetwork, LayerGraph, SeriesNetwork, assembleNetwork
 from . import _parameters
-from ._data import Column, input_format, is_labels, target_format
+from ._data import Column, input_format, is_labels, target_format, with_input_statistics
 from ._options import TrainingOptions
 from ._schedules import Scheduler
 from ._solvers import adamupdate, rmspropupdate, sgdmupdate
@@ -424,18 +425,38 @@ def _classes_of(labels: Any, given: Any = "auto") -> list[str]:
     return sorted({str(label) for label in np.asarray(labels, dtype=object).ravel()})
 
 
-def _columns(
+def _prepared(
     caller: str,
-    net: DLNetwork,
+    source: DLNetwork | list[Layer],
     X: Any,
     T: Any,
     options: TrainingOptions,
     classes: list[str] | None,
     indices: bool = False,
-) -> tuple[Column, Column]:
-    Xc = Column(caller, "X", X, input_format(caller, net, options.InputDataFormats, X), options)
-    Tc = Column(caller, "T", T, target_format(options.TargetDataFormats, T), options, classes, indices)
-    return Xc, Tc
+) -> tuple[DLNetwork, Column, Column, tuple[Column, Column] | None]:
+    """The network to train and its data: the input layer's normalization statistics computed
+    from ``X`` (``ResetInputNormalization``), then the targets and the validation data."""
+    layer = source._by_name[source.InputNames[0]] if isinstance(source, DLNetwork) else source[0]
+    formats = options.InputDataFormats
+    Xc = Column(caller, "X", X, input_format(caller, layer, formats, X), options)
+    fitted = with_input_statistics(layer, Xc, options.ResetInputNormalization)
+    if isinstance(source, DLNetwork):
+        net = source if fitted is layer else source.replaceLayer(layer.Name, fitted)
+    else:
+        net = dlnetwork([fitted, *source[1:]])
+
+    def targets(value: Any) -> Column:
+        fmt = target_format(options.TargetDataFormats, value)
+        return Column(caller, "T", value, fmt, options, classes, indices)
+
+    validation = None
+    if options.ValidationData is not None:
+        XV, TV = options.ValidationData
+        validation = (
+            Column(caller, "XValidation", XV, input_format(caller, layer, formats, XV), options),
+            targets(TV),
+        )
+    return net, Xc, targets(T), validation
 
 
 def trainnet(
@@ -461,20 +482,20 @@ def trainnet(
         (4, 'Max epochs completed')
     """
     options = _check_options("trainnet", options)
+    source: DLNetwork | list[Layer]
     if isinstance(net, DLNetwork):
-        net = copy.deepcopy(net)
+        source = copy.deepcopy(net)
     elif isinstance(net, LayerGraph):
         raise DLFormatError(
             "trainnet takes a dlnetwork or a layer array; make one with dlf.dlnetwork(lgraph)"
         )
     else:
-        layers = _copied_layers("trainnet", net)
-        if any(isinstance(layer, OutputLayer) for layer in layers):
+        source = _copied_layers("trainnet", net)
+        if any(isinstance(layer, OutputLayer) for layer in source):
             raise DLFormatError(
                 "trainnet: the network must not have output layers (classificationLayer, regressionLayer); "
                 "the loss is lossFcn. Use trainNetwork for a network ending in an output layer"
             )
-        net = dlnetwork(layers)
     if isinstance(lossFcn, str):
         name = _validate.choice(
             "trainnet: lossFcn", lossFcn, (*_NAMED_LOSSES, *_ALIASES), also=", or a function"
@@ -488,12 +509,8 @@ def trainnet(
             f"trainnet: lossFcn must be a loss name or a function; got {_validate.describe(lossFcn)}"
         )
     classes = _classes_of(T) if is_labels(T) else None
-    Xc, Tc = _columns("trainnet", net, X, T, options, classes, indices)
-    validation = None
-    if options.ValidationData is not None:
-        XV, TV = options.ValidationData
-        validation = _columns("trainnet", net, XV, TV, options, classes, indices)
-    outcome = _train("trainnet", net, Xc, Tc, validation, loss_fn, options, options.Metrics, None)
+    trained, Xc, Tc, validation = _prepared("trainnet", source, X, T, options, classes, indices)
+    outcome = _train("trainnet", trained, Xc, Tc, validation, loss_fn, options, options.Metrics, None)
     metric_columns = [f"Training{m.capitalize()}" for m in options.Metrics]
     history = Table(
         ["Iteration", "Epoch", "TrainingLoss", *metric_columns, "BaseLearnRate"],
@@ -515,7 +532,7 @@ def trainnet(
             for r in outcome.validations
         ],
     )
-    return net, TrainingInfo(history, validated, outcome.output_iteration, outcome.reason)
+    return trained, TrainingInfo(history, validated, outcome.output_iteration, outcome.reason)
 
 
 def trainNetwork(
@@ -555,12 +572,7 @@ def trainNetwork(
         metric = "rmse"
     else:
         raise DLFormatError(f"trainNetwork: output layer {type(output).__name__} is not yet supported")
-    net = dlnetwork(items[:-1])
-    Xc, Tc = _columns("trainNetwork", net, X, Y, options, classes)
-    validation = None
-    if options.ValidationData is not None:
-        XV, TV = options.ValidationData
-        validation = _columns("trainNetwork", net, XV, TV, options, classes)
+    net, Xc, Tc, validation = _prepared("trainNetwork", items[:-1], X, Y, options, classes)
     outcome = _train(
         "trainNetwork", net, Xc, Tc, validation, output.forwardLoss, options, (), metric, legacy=True
     )

@@ -337,3 +337,44 @@ def test_image_and_sequence_layouts():
 def test_errors(call, message):
     with pytest.raises(DLFormatError, match=message):
         call(dlf.trainingOptions("sgdm", MaxEpochs=1, Verbose=False))
+
+
+def test_input_statistics_come_from_the_training_data():
+    rng = np.random.default_rng(1)
+    images = (
+        rng.standard_normal((4, 4, 2, 6)) + np.array([1.0, -3.0])[:, None]
+    )  # H×W×C×N, channel means 1, -3
+    layers = [dlf.imageInputLayer([4, 4, 2]), dlf.convolution2dLayer(3, 1), dlf.globalAveragePooling2dLayer(),
+              dlf.fullyConnectedLayer(1)]  # fmt: skip  # imageInputLayer's default Normalization: "zerocenter"
+    options = dlf.trainingOptions("sgdm", MaxEpochs=1, MiniBatchSize=3, Verbose=False)
+    net, _ = dlf.trainnet(torch.tensor(images), torch.zeros(6, 1), layers, "mse", options)
+    mean = net.Layers[0].Mean.numpy()
+    assert mean.shape == (1, 1, 2)  # one value per channel, as MATLAB's training computes it
+    np.testing.assert_allclose(mean.ravel(), images.mean(axis=(0, 1, 3)), rtol=1e-12)
+    assert layers[0].Mean is None  # the caller's layer is left as it was
+
+
+def test_sequence_zscore_statistics_skip_the_padding():
+    rng = np.random.default_rng(2)
+    sequences = [rng.standard_normal((2, n)) for n in (3, 7, 5)]
+    layers = [dlf.sequenceInputLayer(2, Normalization="zscore"), dlf.lstmLayer(2, OutputMode="last"),
+              dlf.fullyConnectedLayer(1)]  # fmt: skip
+    options = dlf.trainingOptions("sgdm", MaxEpochs=1, MiniBatchSize=3, Verbose=False)
+    net, _ = dlf.trainnet([torch.tensor(s) for s in sequences], torch.zeros(3, 1), layers, "mse", options)
+    every = np.concatenate(sequences, axis=1)
+    np.testing.assert_allclose(net.Layers[0].Mean.numpy().ravel(), every.mean(1), rtol=1e-12)
+    np.testing.assert_allclose(
+        net.Layers[0].StandardDeviation.numpy().ravel(), every.std(1, ddof=1), rtol=1e-12
+    )
+
+
+@pytest.mark.parametrize(("reset", "kept"), [(False, True), (True, False)])
+def test_reset_input_normalization(reset, kept):
+    layers = [dlf.featureInputLayer(2, Normalization="zerocenter", Mean=torch.tensor([[5.0, 5.0]], dtype=torch.float64)),
+              dlf.fullyConnectedLayer(1)]  # fmt: skip
+    options = dlf.trainingOptions(
+        "sgdm", MaxEpochs=1, MiniBatchSize=4, Verbose=False, ResetInputNormalization=reset
+    )
+    net, _ = dlf.trainnet(torch.tensor(X64), torch.tensor(T64), layers, "mse", options)
+    expected = [5.0, 5.0] if kept else X64.mean(0)
+    np.testing.assert_allclose(net.Layers[0].Mean.numpy().ravel(), expected, rtol=1e-12)
