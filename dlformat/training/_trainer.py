@@ -1,14 +1,15 @@
 """MATLAB's ``trainnet`` and legacy ``trainNetwork``: one training loop with MATLAB's semantics.
 
 Before training, the input layer's normalization statistics are computed from the training
-data (``ResetInputNormalization``). Each iteration: a mini-batch (shuffled per ``Shuffle``, a last incomplete mini-batch of an
-epoch discarded, as MATLAB does), the loss through :func:`dlformat.forward` (training behaviour;
-batch normalization's running statistics stay in the network), the gradients, L2
-regularization (``λ · L2Factor · w`` added to each gradient), gradient thresholding, then the
-solver's update by the ported update functions (``sgdmupdate``, ``adamupdate``,
-``rmspropupdate``: MATLAB's formulas, each layer's learn-rate factor applied). Validation runs
-at the first iteration, every ``ValidationFrequency`` iterations and at the last; training stops
-once the validation loss has not improved ``ValidationPatience`` times in a row.
+data (``ResetInputNormalization``). Each iteration: a mini-batch (shuffled per ``Shuffle``; a
+last incomplete mini-batch of an epoch is discarded, as MATLAB does), the loss through
+:func:`dlformat.forward` (training behaviour; batch normalization's running statistics stay in
+the network), the gradients, L2 regularization (``λ · L2Factor · w`` added to each gradient),
+gradient thresholding, then the solver's update by the ported update functions
+(``sgdmupdate``, ``adamupdate``, ``rmspropupdate``: MATLAB's formulas, each layer's learn-rate
+factor applied). Validation runs at the first iteration, every ``ValidationFrequency``
+iterations and at the last; training stops once the validation loss has not improved
+``ValidationPatience`` times in a row.
 """
 
 from __future__ import annotations
@@ -53,12 +54,14 @@ _NAMED_LOSSES: dict[str, Loss] = {
     "l1loss": lambda Y, T: l1loss(Y, T, NormalizationFactor="all-elements"),
     "huber": lambda Y, T: huber(Y, T, NormalizationFactor="all-elements"),
 }
+_METRIC_NAMES = {"accuracy": "Accuracy", "rmse": "RMSE"}
 _ALIASES = {"mean-squared-error": "mse", "l2loss": "mse", "mae": "l1loss", "mean-absolute-error": "l1loss"}
 
 
 class TrainingInfo:
-    """MATLAB's ``TrainingInfo`` (``trainnet``'s second output): ``TrainingHistory`` and
-    ``ValidationHistory`` tables, ``OutputNetworkIteration`` and ``StopReason``."""
+    """MATLAB's ``TrainingInfo`` (``trainnet``'s second output): ``TrainingHistory`` (a table of
+    ``Iteration``, ``Loss``, one column per metric, ``Epoch``, ``LearnRate``), ``ValidationHistory``
+    (``Iteration``, ``Loss``, metrics), ``OutputNetworkIteration`` and ``StopReason``."""
 
     def __init__(self, history: Table, validation: Table, iteration: int, reason: str) -> None:
         self.TrainingHistory = history
@@ -511,24 +514,25 @@ def trainnet(
     classes = _classes_of(T) if is_labels(T) else None
     trained, Xc, Tc, validation = _prepared("trainnet", source, X, T, options, classes, indices)
     outcome = _train("trainnet", trained, Xc, Tc, validation, loss_fn, options, options.Metrics, None)
-    metric_columns = [f"Training{m.capitalize()}" for m in options.Metrics]
+    # the variables MathWorks' TrainingInfo page lists, in its order; metrics by MATLAB's metric names
+    names = [_METRIC_NAMES[m] for m in options.Metrics]
     history = Table(
-        ["Iteration", "Epoch", "TrainingLoss", *metric_columns, "BaseLearnRate"],
+        ["Iteration", "Loss", *names, "Epoch", "LearnRate"],
         [
             (
                 r["Iteration"],
-                r["Epoch"],
                 r["TrainingLoss"],
                 *(r[m] for m in options.Metrics),
+                r["Epoch"],
                 r["BaseLearnRate"],
             )
             for r in outcome.iterations
         ],
     )
     validated = Table(
-        ["Iteration", "Epoch", "ValidationLoss", *(f"Validation{m.capitalize()}" for m in options.Metrics)],
+        ["Iteration", "Loss", *names],
         [
-            (r["Iteration"], r["Epoch"], r["ValidationLoss"], *(r[m] for m in options.Metrics))
+            (r["Iteration"], r["ValidationLoss"], *(r[m] for m in options.Metrics))
             for r in outcome.validations
         ],
     )

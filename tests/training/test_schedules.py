@@ -54,7 +54,7 @@ def test_the_trainer_uses_the_schedule():
     )  # fmt: skip
     _, info = dlf.trainnet(X, T, [dlf.featureInputLayer(2), dlf.fullyConnectedLayer(1)], "mse", options)
     epochs = np.array(info.TrainingHistory.Epoch)
-    np.testing.assert_allclose(info.TrainingHistory.BaseLearnRate, 0.01 * 0.5 ** np.floor((epochs - 1) / 2))
+    np.testing.assert_allclose(info.TrainingHistory.LearnRate, 0.01 * 0.5 ** np.floor((epochs - 1) / 2))
 
 
 def test_display():

@@ -89,7 +89,7 @@ def test_updates_equal_matlabs_formulas(solver, factors):
     np.testing.assert_allclose(net.Layers[1].Bias.detach().numpy(), b, rtol=1e-12, atol=1e-14)
     assert list(info.TrainingHistory.Iteration) == [1, 2, 3, 4]
     assert list(info.TrainingHistory.Epoch) == [1, 1, 2, 2]
-    np.testing.assert_allclose(info.TrainingHistory.BaseLearnRate, [0.05, 0.05, 0.025, 0.025])
+    np.testing.assert_allclose(info.TrainingHistory.LearnRate, [0.05, 0.05, 0.025, 0.025])
 
 
 def test_the_given_network_is_left_unchanged():
@@ -153,7 +153,7 @@ def test_best_validation_network():
         OutputNetwork="best-validation",
     )  # fmt: skip
     net, info = dlf.trainnet(x, 2 * x, layers(), "mse", options)
-    losses = np.array(info.ValidationHistory.ValidationLoss)
+    losses = np.array(info.ValidationHistory.Loss)
     best = int(np.array(info.ValidationHistory.Iteration)[losses.argmin()])
     assert 1 < best < 20 and info.OutputNetworkIteration == best
     # the same training stopped at that iteration gives the returned network
@@ -200,14 +200,8 @@ def test_classification_with_labels_trainnet_and_trainNetwork():
     options = dlf.trainingOptions("adam", InitialLearnRate=0.05, MaxEpochs=30, MiniBatchSize=10, Verbose=False,
                                   Metrics="accuracy")  # fmt: skip
     net, info = dlf.trainnet(X, labels, layers, "crossentropy", options)
-    assert info.TrainingHistory.columns == (
-        "Iteration",
-        "Epoch",
-        "TrainingLoss",
-        "TrainingAccuracy",
-        "BaseLearnRate",
-    )
-    assert info.TrainingHistory.TrainingAccuracy[-1] >= 90
+    assert info.TrainingHistory.columns == ("Iteration", "Loss", "Accuracy", "Epoch", "LearnRate")
+    assert info.TrainingHistory.Accuracy[-1] >= 90
     scores = dlf.predict(net, dlf.dlarray(X, "BC"))
     predicted, _ = dlf.scores2label(scores, ["left", "right"])  # classes in sorted order, as categorical's
     assert (predicted == labels).mean() > 0.9
