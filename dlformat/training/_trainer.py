@@ -31,7 +31,8 @@ from ..functional import crossentropy, huber, indexcrossentropy, l1loss, l2loss
 from ..layers import Layer
 from ..layers.output import ClassificationOutputLayer, OutputLayer, RegressionOutputLayer
 from ..networks import DLNetwork, dlnetwork
-from ..networks._legacy import DAGNetwork, LayerGraph, SeriesNetwork, assembleNetwork
+from ..networks._graph import LayerGraphBase
+from ..networks._legacy import DAGNetwork, LayerGraph, SeriesNetwork, assembleNetwork, layerGraph
 from . import _parameters
 from ._data import Column, input_format, is_labels, target_format, with_input_statistics
 from ._options import TrainingOptions
@@ -430,7 +431,7 @@ def _classes_of(labels: Any, given: Any = "auto") -> list[str]:
 
 def _prepared(
     caller: str,
-    source: DLNetwork | list[Layer],
+    source: DLNetwork | LayerGraph | list[Layer],
     X: Any,
     T: Any,
     options: TrainingOptions,
@@ -439,12 +440,14 @@ def _prepared(
 ) -> tuple[DLNetwork, Column, Column, tuple[Column, Column] | None]:
     """The network to train and its data: the input layer's normalization statistics computed
     from ``X`` (``ResetInputNormalization``), then the targets and the validation data."""
-    layer = source._by_name[source.InputNames[0]] if isinstance(source, DLNetwork) else source[0]
+    layer = source._by_name[source.InputNames[0]] if isinstance(source, LayerGraphBase) else source[0]
     formats = options.InputDataFormats
     Xc = Column(caller, "X", X, input_format(caller, layer, formats, X), options)
     fitted = with_input_statistics(layer, Xc, options.ResetInputNormalization)
     if isinstance(source, DLNetwork):
         net = source if fitted is layer else source.replaceLayer(layer.Name, fitted)
+    elif isinstance(source, LayerGraphBase):  # a layerGraph
+        net = dlnetwork(source if fitted is layer else source.replaceLayer(layer.Name, fitted))
     else:
         net = dlnetwork([fitted, *source[1:]])
 
@@ -544,24 +547,41 @@ def trainNetwork(
 ) -> tuple[SeriesNetwork | DAGNetwork, LegacyTrainingInfo]:
     """MATLAB's legacy ``[net, info] = trainNetwork(X, Y, layers, options)``.
 
-    ``layers`` is a layer array ending in one output layer: ``classificationLayer`` (its
+    ``layers`` is a layer array ending in one output layer, or a ``layerGraph`` with one
+    (a :class:`DAGNetwork` is returned for it): ``classificationLayer`` (its
     weighted cross-entropy; ``Classes="auto"`` takes the labels' sorted distinct names) or
     ``regressionLayer`` (half mean squared error), whose ``forwardLoss`` is the loss. Returns
-    a :class:`SeriesNetwork` and MATLAB's ``info`` struct: ``TrainingLoss``,
+    a :class:`SeriesNetwork` (or :class:`DAGNetwork`) and MATLAB's ``info`` struct: ``TrainingLoss``,
     ``TrainingAccuracy`` or ``TrainingRMSE``, ``ValidationLoss`` and ``ValidationAccuracy`` /
     ``ValidationRMSE`` (NaN where no validation ran), ``BaseLearnRate``, ``FinalValidationLoss``,
     ``FinalValidationAccuracy`` / ``FinalValidationRMSE``, ``OutputNetworkIteration``.
     Verbose prints MATLAB's legacy table.
     """
     options = _check_options("trainNetwork", options)
+    body: LayerGraph | list[Layer]
+    source_port = ""
     if isinstance(layers, LayerGraph):
-        raise DLFormatError("trainNetwork: a layerGraph is not yet supported; give a layer array")
-    items = _copied_layers("trainNetwork", layers)
-    if not isinstance(items[-1], OutputLayer) or any(isinstance(layer, OutputLayer) for layer in items[:-1]):
-        raise DLFormatError(
-            "trainNetwork: the layers must end in one output layer (classificationLayer, regressionLayer)"
-        )
-    output = items[-1]
+        body = copy.deepcopy(layers)  # MATLAB's graphs are values too
+        names = [name for name, layer in body._by_name.items() if isinstance(layer, OutputLayer)]
+        if len(names) != 1:
+            raise DLFormatError(
+                f"trainNetwork: the layerGraph must have one output layer; it has {len(names) or 'none'}"
+            )
+        output = body._by_name[names[0]]
+        feeding = body._links.get((names[0], output.InputNames[0]))
+        if feeding is None:
+            raise DLFormatError(f"trainNetwork: output layer '{names[0]}' is not connected to any layer")
+        source_port = body._port_name(feeding, "out")
+        body.removeLayers(names[0])
+    else:
+        items = _copied_layers("trainNetwork", layers)
+        if not isinstance(items[-1], OutputLayer) or any(
+            isinstance(layer, OutputLayer) for layer in items[:-1]
+        ):
+            raise DLFormatError(
+                "trainNetwork: the layers must end in one output layer (classificationLayer, regressionLayer)"
+            )
+        output, body = items[-1], items[:-1]
     classes = None
     if isinstance(output, ClassificationOutputLayer):
         if not is_labels(Y):
@@ -576,7 +596,7 @@ def trainNetwork(
         metric = "rmse"
     else:
         raise DLFormatError(f"trainNetwork: output layer {type(output).__name__} is not yet supported")
-    net, Xc, Tc, validation = _prepared("trainNetwork", items[:-1], X, Y, options, classes)
+    net, Xc, Tc, validation = _prepared("trainNetwork", body, X, Y, options, classes)
     outcome = _train(
         "trainNetwork", net, Xc, Tc, validation, output.forwardLoss, options, (), metric, legacy=True
     )
@@ -600,4 +620,7 @@ def trainNetwork(
         "OutputNetworkIteration": outcome.output_iteration,
     }
     net.eval()
-    return assembleNetwork([*net.Layers, output]), LegacyTrainingInfo(fields)
+    if not source_port:
+        return assembleNetwork([*net.Layers, output]), LegacyTrainingInfo(fields)
+    trained = layerGraph(net).addLayers(output)
+    return assembleNetwork(trained.connectLayers(source_port, output.Name)), LegacyTrainingInfo(fields)

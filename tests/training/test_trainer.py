@@ -372,3 +372,22 @@ def test_reset_input_normalization(reset, kept):
     net, _ = dlf.trainnet(torch.tensor(X64), torch.tensor(T64), layers, "mse", options)
     expected = [5.0, 5.0] if kept else X64.mean(0)
     np.testing.assert_allclose(net.Layers[0].Mean.numpy().ravel(), expected, rtol=1e-12)
+
+
+def test_trainNetwork_with_a_layer_graph_gives_a_dag_network():
+    torch.manual_seed(0)
+    lgraph = dlf.layerGraph([dlf.featureInputLayer(2), dlf.fullyConnectedLayer(2, Name="fc1"),
+                             dlf.additionLayer(2, Name="add"), dlf.fullyConnectedLayer(1), dlf.regressionLayer()])  # fmt: skip
+    lgraph = dlf.addLayers(lgraph, dlf.fullyConnectedLayer(2, Name="skip"))
+    lgraph = dlf.connectLayers(lgraph, "featureinput", "skip")
+    lgraph = dlf.connectLayers(lgraph, "skip", "add/in2")
+    options = dlf.trainingOptions("adam", InitialLearnRate=0.05, MaxEpochs=20, MiniBatchSize=8, Verbose=False)
+    X = torch.randn(32, 2)
+    net, info = dlf.trainNetwork(X, X.sum(1, keepdim=True), lgraph, options)
+    assert isinstance(net, dlf.DAGNetwork) and net.OutputNames == ("regressionoutput",)
+    assert info.TrainingLoss[-1] < info.TrainingLoss[0]
+    assert (
+        "skip" in lgraph.layers and lgraph._by_name["skip"].Weights is None
+    )  # the caller's graph is untouched
+    Y = dlf.predict(net, dlf.dlarray(X, "BC"))
+    assert dlf.dims(Y) == "CB" and tuple(Y.shape) == (1, 32)
