@@ -20,6 +20,7 @@ import numpy as np
 from .. import _validate
 from .._errors import DLFormatError
 from ._schedules import LearnRateSchedule, check_schedule
+from ._solvers import _decay
 
 __all__ = ["TrainingOptions", "trainingOptions"]
 
@@ -54,13 +55,6 @@ def _logical(name: str, value: object) -> bool:
     if isinstance(value, (bool, np.bool_)) or (isinstance(value, (int, np.integer)) and value in (0, 1)):
         return bool(value)
     raise DLFormatError(f"{name} must be true or false (1 or 0); got {_validate.describe(value)}")
-
-
-def _decay(name: str, value: object) -> float:
-    number = _validate.real(name, value)
-    if not 0 <= number < 1:
-        raise DLFormatError(f"{name} must be a number in [0, 1); got {_validate.describe(value)}")
-    return number
 
 
 def _drop_factor(name: str, value: object) -> float:

@@ -275,6 +275,8 @@ def _train(
     if len(T) != count:
         raise DLFormatError(f"{caller}: X has {count} observations; the targets have {len(T)}")
     device = _device(options)
+    # the trained network comes back where the caller's was (training may run on the GPU)
+    home = next((value.device for _, _, value in net.Learnables), torch.device("cpu"))
     net.to(device)
     dtype = next((value.dtype for _, _, value in net.Learnables), torch.float32)
     batch_size = min(options.MiniBatchSize, count)
@@ -366,6 +368,7 @@ def _train(
     if output == "best-validation" and best_state is not None:
         outcome.output_iteration = best_state[0]
         net.load_state_dict(best_state[1])
+    net.to(home)
     if options.Verbose:
         printer.footer(outcome.reason)
     return outcome
