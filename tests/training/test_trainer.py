@@ -391,3 +391,23 @@ def test_trainNetwork_with_a_layer_graph_gives_a_dag_network():
     )  # the caller's graph is untouched
     Y = dlf.predict(net, dlf.dlarray(X, "BC"))
     assert dlf.dims(Y) == "CB" and tuple(Y.shape) == (1, 32)
+
+
+def test_the_legacy_info_struct():
+    X, T = torch.tensor(X64), torch.tensor(T64)
+    options = dlf.trainingOptions("sgdm", MaxEpochs=3, MiniBatchSize=4, Verbose=False, ValidationData=(X, T),
+                                  ValidationFrequency=4)  # fmt: skip
+    layers = [dlf.featureInputLayer(2), dlf.fullyConnectedLayer(1), dlf.regressionLayer()]
+    _, info = dlf.trainNetwork(X, T, layers, options)
+    assert list(vars(info)) == [
+        "TrainingLoss", "TrainingRMSE", "ValidationLoss", "ValidationRMSE", "BaseLearnRate",
+        "FinalValidationLoss", "FinalValidationRMSE", "OutputNetworkIteration",
+    ]  # fmt: skip
+    assert info.TrainingLoss.shape == (6,) and info.OutputNetworkIteration == 6
+    validated = ~np.isnan(info.ValidationLoss)
+    assert validated.tolist() == [True, False, False, True, False, True]  # iteration 1, every 4th, the last
+    assert info.FinalValidationLoss == info.ValidationLoss[-1]
+    # regressionLayer's loss is half the mean squared error per observation; its RMSE is not halved
+    np.testing.assert_allclose(
+        info.FinalValidationRMSE**2 / 2, info.FinalValidationLoss, rtol=1e-6
+    )  # float32 net
