@@ -33,7 +33,9 @@ _SEQUENCE_FORMATS = {2: "CTB", 3: "SCTB", 4: "SSCTB", 5: "SSSCTB"}
 def is_labels(value: Any) -> bool:
     """Class labels: strings in a NumPy array (kind U/O) or a list of strings."""
     if isinstance(value, np.ndarray):
-        return value.dtype.kind in "UO" and value.ndim == 1
+        if value.ndim != 1 or value.dtype.kind not in "UO":
+            return False
+        return value.dtype.kind == "U" or all(isinstance(item, str) for item in value)
     return isinstance(value, (list, tuple)) and bool(value) and all(isinstance(item, str) for item in value)
 
 
@@ -69,7 +71,8 @@ class Column:
             else:
                 self.data = onehotencode(labels, 2, "single", ClassNames=list(classes))
             self.fmt = "BC"
-        elif isinstance(value, (list, tuple)):
+        elif isinstance(value, (list, tuple)) or (isinstance(value, np.ndarray) and value.dtype.kind == "O"):
+            value = list(value)  # MATLAB's cell array: a list, or a NumPy object array, of sequences
             if not value:
                 raise DLFormatError(f"{caller}: {what} is an empty list")
             self.sequences = [torch.as_tensor(_validate_numeric(caller, what, item)) for item in value]

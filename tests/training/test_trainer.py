@@ -411,3 +411,13 @@ def test_the_legacy_info_struct():
     np.testing.assert_allclose(
         info.FinalValidationRMSE**2 / 2, info.FinalValidationLoss, rtol=1e-6
     )  # float32 net
+
+
+def test_sequences_in_a_numpy_object_array():
+    cells = np.empty(4, dtype=object)  # how scipy.io reads a MATLAB cell array of sequences
+    for index, length in enumerate((3, 4, 5, 6)):
+        cells[index] = RNG.standard_normal((2, length))
+    layers = [dlf.sequenceInputLayer(2), dlf.lstmLayer(3, OutputMode="last"), dlf.fullyConnectedLayer(1)]
+    options = dlf.trainingOptions("adam", MaxEpochs=1, MiniBatchSize=2, Verbose=False)
+    _, info = dlf.trainnet(cells, torch.randn(4, 1), layers, "mse", options)
+    assert len(info.TrainingHistory) == 2
