@@ -315,7 +315,11 @@ def _shown(value: Any) -> str:
         mantissa, exponent = f"{value:.4e}".split("e")
         return f"{mantissa}e{int(exponent):+03d}"
     if isinstance(value, tuple):
-        return "{" + "  ".join(_shown(item) for item in value) + "}" if value else "[]"
+        if not value:
+            return "[]"
+        if all(isinstance(item, str) for item in value):
+            return "{" + "  ".join(_shown(item) for item in value) + "}"
+        return f"{{1×{len(value)} cell}}"  # ValidationData: MATLAB's {X, T}
     if isinstance(value, LearnRateSchedule):
         return f"[1×1 {type(value).__name__}]"
     if isinstance(value, list):

@@ -132,3 +132,10 @@ def test_pairs_must_be_names_and_values():
         dlf.trainingOptions("sgdm", "MaxEpochs")
     with pytest.raises(DLFormatError, match="twice"):
         dlf.trainingOptions("sgdm", "MaxEpochs", 3, maxepochs=4)
+
+
+def test_display_of_validation_data_and_lists():
+    options = dlf.trainingOptions("sgdm", ValidationData=([1.0], [2.0]), Metrics=["accuracy", "rmse"])
+    shown = {line.split(":")[0].strip(): line.split(": ", 1)[1] for line in repr(options).splitlines()[2:]}
+    assert shown["ValidationData"] == "{1×2 cell}"
+    assert shown["Metrics"] == "{'accuracy'  'rmse'}"
