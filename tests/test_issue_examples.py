@@ -90,3 +90,43 @@ def test_the_sequence_layers_example():
     )  # MATLAB: [Y, state] = predict(...)
     assert dlf.dims(Y1) == "CB" and tuple(Y1.shape) == (1, 8)
     assert set(state.Parameter) == {"HiddenState", "CellState"}
+
+
+def test_the_training_example():
+    """Issue 16's block, as written there (trainNetwork, then trainnet, on variable-length sequences)."""
+    import torch
+
+    import dlformat as dlf
+
+    torch.manual_seed(0)
+    XTrain = [
+        torch.randn(3, int(n)) for n in torch.randint(20, 40, (64,))
+    ]  # MATLAB cell array of C×T sequences
+    YTrain = torch.stack([x[:, -5:].mean().reshape(1) for x in XTrain])  # 64×1 responses
+    layers = [
+        dlf.sequenceInputLayer(3),
+        dlf.lstmLayer(16, OutputMode="last"),
+        dlf.fullyConnectedLayer(1),
+        dlf.regressionLayer(),
+    ]
+    options = dlf.trainingOptions(
+        "adam",
+        MaxEpochs=30,
+        MiniBatchSize=16,
+        InitialLearnRate=0.01,
+        LearnRateSchedule="piecewise",
+        LearnRateDropPeriod=10,
+        LearnRateDropFactor=0.5,
+        GradientThreshold=1,
+        Shuffle="every-epoch",
+        Verbose=True,
+        Plots="none",
+        ValidationData=(XTrain[:8], YTrain[:8]),
+        ValidationFrequency=4,
+    )
+    net, info = dlf.trainNetwork(XTrain, YTrain, layers, options)  # prints MATLAB's verbose table  # noqa: RUF059
+    assert info.TrainingLoss[-1] < info.TrainingLoss[0]
+    net2, info2 = dlf.trainnet(
+        XTrain, YTrain, layers[:-1], "mse", options
+    )  # trainnet: loss by name, dlnetwork out
+    assert isinstance(net2, dlf.DLNetwork) and len(info2.TrainingHistory) > 0

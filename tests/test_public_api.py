@@ -57,6 +57,9 @@ PUBLIC = {
     "crossentropy", "indexcrossentropy", "mse", "l1loss", "l2loss", "huber", "training", "dlfeval", "dlgradient",
     "dlupdate", "adamupdate", "sgdmupdate", "rmspropupdate", "minibatchqueue", "MiniBatchQueue", "padsequences",
     "trainingProgressMonitor", "TrainingProgressMonitor", "recordMetrics", "updateInfo", "groupSubPlot",
+    # trainingOptions, schedules, trainnet and trainNetwork (issue 16)
+    "trainingOptions", "TrainingOptions", "trainnet", "TrainingInfo", "trainNetwork", "LegacyTrainingInfo",
+    "piecewiseLearnRate", "exponentialLearnRate", "LearnRateSchedule",
     # MATLAB's functions on dlarrays (issue 12, docs/dlarray_functions.md)
     "abs", "acos", "acosh", "all", "any", "asin", "asinh", "atan", "atan2", "atanh", "cast", "cat", "ceil",
     "circshift", "cos", "cosh", "cot", "csc", "ctranspose", "cumsum", "double", "eq", "erf", "exp", "fix", "flip",

@@ -19,20 +19,32 @@ from ._monitor import (
     trainingProgressMonitor,
     updateInfo,
 )
+from ._options import TrainingOptions, trainingOptions
+from ._schedules import LearnRateSchedule, exponentialLearnRate, piecewiseLearnRate
 from ._solvers import adamupdate, rmspropupdate, sgdmupdate
+from ._trainer import LegacyTrainingInfo, TrainingInfo, trainnet, trainNetwork
 
 __all__ = [
+    "LearnRateSchedule",
+    "LegacyTrainingInfo",
     "MiniBatchQueue",
+    "TrainingInfo",
+    "TrainingOptions",
     "TrainingProgressMonitor",
     "adamupdate",
     "dlfeval",
     "dlgradient",
     "dlupdate",
+    "exponentialLearnRate",
     "groupSubPlot",
     "minibatchqueue",
+    "piecewiseLearnRate",
     "recordMetrics",
     "rmspropupdate",
     "sgdmupdate",
+    "trainNetwork",
+    "trainingOptions",
     "trainingProgressMonitor",
+    "trainnet",
     "updateInfo",
 ]

@@ -1,0 +1,212 @@
+"""Training data as MATLAB passes it to ``trainnet`` / ``trainNetwork``, cut into mini-batches.
+
+Predictors: a formatted dlarray (batched along ``B``); an array with ``InputDataFormats`` or,
+left ``"auto"``, the layout MATLAB documents for the network's input layer (``N×C`` for
+``featureInputLayer``, ``H×W×C×N`` for ``imageInputLayer``, ``H×W×D×C×N`` for
+``image3dInputLayer``); or a list of sequences (MATLAB's cell array of ``C×T`` arrays, time
+last), padded per mini-batch with :func:`dlformat.padsequences`. Targets: an ``N×R`` array
+(``N`` responses as a vector), class labels (a NumPy array or list of names, one-hot encoded
+with the classes), or a list of ``R×T`` sequences; ``TargetDataFormats`` for other arrays.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import torch
+
+from .. import _validate
+from .._batching import padsequences
+from .._dlarray import DLArray, dlarray
+from .._errors import DLFormatError
+from .._functions._labels import onehotencode
+from ..layers.input import STATISTICS_OF as NORMALIZATION_STATISTICS
+from ..layers.input import FeatureInputLayer, Image3DInputLayer, ImageInputLayer
+
+__all__ = ["Column", "input_format", "is_labels", "target_format", "with_input_statistics"]
+
+_SEQUENCE_FORMATS = {2: "CTB", 3: "SCTB", 4: "SSCTB", 5: "SSSCTB"}
+
+
+def is_labels(value: Any) -> bool:
+    """Class labels: strings in a NumPy array (kind U/O) or a list of strings."""
+    if isinstance(value, np.ndarray):
+        if value.ndim != 1 or value.dtype.kind not in "UO":
+            return False
+        return value.dtype.kind == "U" or all(isinstance(item, str) for item in value)
+    return isinstance(value, (list, tuple)) and bool(value) and all(isinstance(item, str) for item in value)
+
+
+class Column:
+    """One data argument (predictors or targets): its observation count and its mini-batches."""
+
+    def __init__(
+        self,
+        caller: str,
+        what: str,
+        value: Any,
+        fmt: str | None,
+        options: Any,
+        classes: Sequence[str] | None = None,
+        indices: bool = False,
+    ) -> None:
+        self.caller, self.what, self.options = caller, what, options
+        self.sequences: list[torch.Tensor] | None = None
+        self.data: torch.Tensor | None = None
+        self.fmt = ""
+        if is_labels(value):
+            labels = np.asarray(value, dtype=object)
+            if classes is None:
+                raise DLFormatError(
+                    f"{caller}: {what} are class labels, but the network's classes are not known"
+                )
+            unknown = sorted({str(label) for label in labels} - set(classes))
+            if unknown:
+                raise DLFormatError(f"{caller}: {what} hold labels of no class: {', '.join(unknown[:5])}")
+            if indices:  # MATLAB's 1-based class indices, for "index-crossentropy"
+                position = {name: index + 1 for index, name in enumerate(classes)}
+                self.data = torch.tensor([[position[str(label)]] for label in labels], dtype=torch.float32)
+            else:
+                self.data = onehotencode(labels, 2, "single", ClassNames=list(classes))
+            self.fmt = "BC"
+        elif isinstance(value, (list, tuple)) or (isinstance(value, np.ndarray) and value.dtype.kind == "O"):
+            value = list(value)  # MATLAB's cell array: a list, or a NumPy object array, of sequences
+            if not value:
+                raise DLFormatError(f"{caller}: {what} is an empty list")
+            self.sequences = [torch.as_tensor(_validate_numeric(caller, what, item)) for item in value]
+            rank = self.sequences[0].ndim
+            if rank not in _SEQUENCE_FORMATS or any(s.ndim != rank for s in self.sequences):
+                raise DLFormatError(
+                    f"{caller}: {what} must be a list of C×T sequences (or S×...×C×T), all of one rank; "
+                    f"got ranks {sorted({s.ndim for s in self.sequences})}"
+                )
+            self.fmt = _SEQUENCE_FORMATS[rank]
+        elif isinstance(value, DLArray):
+            if not value._fmt or "B" not in value._fmt:
+                raise DLFormatError(
+                    f'{caller}: {what} as a dlarray needs a format with "B" (the observations)'
+                )
+            self.data, self.fmt = value._data, value._fmt
+        else:
+            data = torch.as_tensor(_validate_numeric(caller, what, value))
+            if data.ndim == 1:
+                data = data.reshape(-1, 1)
+            if fmt is None:
+                raise DLFormatError(
+                    f"{caller}: give {'InputDataFormats' if what == 'X' else 'TargetDataFormats'} for {what} "
+                    f"of size {_validate.matlab_size(data.shape)}: its layout could not be inferred"
+                )
+            if len(fmt) != data.ndim and not (len(fmt) > data.ndim and fmt.endswith("B")):
+                raise DLFormatError(
+                    f'{caller}: {what} has {data.ndim} dimensions; its format "{fmt}" has {len(fmt)} labels'
+                )
+            self.data, self.fmt = data.reshape(*data.shape, *(1,) * (len(fmt) - data.ndim)), fmt
+        if self.data is not None and not self.data.is_floating_point():
+            self.data = self.data.float()
+
+    def __len__(self) -> int:
+        if self.sequences is not None:
+            return len(self.sequences)
+        assert self.data is not None  # one of the two is set by the constructor
+        return int(self.data.shape[self.fmt.index("B")])
+
+    def channel_values(self) -> torch.Tensor:
+        """Every value of the data as a C×M float64 matrix, one row per channel (padding excluded)."""
+        if self.sequences is not None:
+            channel = self.sequences[0].ndim - 2  # ...×C×T: the channel dimension is second to last
+            return torch.cat(
+                [s.movedim(channel, 0).reshape(s.shape[channel], -1).double() for s in self.sequences], 1
+            )
+        assert self.data is not None
+        channel = self.fmt.index("C")
+        return self.data.movedim(channel, 0).reshape(self.data.shape[channel], -1).double()
+
+    def batch(self, indices: torch.Tensor, device: torch.device, dtype: torch.dtype) -> DLArray:
+        if self.sequences is not None:
+            chosen = [self.sequences[int(i)] for i in indices]
+            rank = chosen[0].ndim
+            padded = padsequences(
+                chosen,
+                rank,
+                Length=self.options.SequenceLength,
+                Direction=self.options.SequencePaddingDirection,
+                PaddingValue=self.options.SequencePaddingValue,
+            )
+            return dlarray(torch.as_tensor(padded).to(device=device, dtype=dtype), self.fmt)
+        assert self.data is not None
+        picked = self.data.index_select(self.fmt.index("B"), indices.to(self.data.device))
+        return dlarray(picked.to(device=device, dtype=dtype), self.fmt)
+
+
+def _validate_numeric(caller: str, what: str, value: Any) -> Any:
+    if isinstance(value, DLArray):
+        return value._data
+    if isinstance(value, (torch.Tensor, np.ndarray)) and (
+        not isinstance(value, np.ndarray) or value.dtype.kind in "iufb"
+    ):
+        return value
+    raise DLFormatError(
+        f"{caller}: {what} must be numeric (tensors or NumPy arrays), a dlarray, or a list of sequences; "
+        f"got {_validate.describe(value)}"
+    )
+
+
+def input_format(caller: str, layer: Any, given: str | tuple[str, ...], value: Any) -> str | None:
+    """The predictors' format: InputDataFormats, or MATLAB's layout for the input layer."""
+    if given != "auto":
+        if len(given) != 1:
+            raise DLFormatError(
+                f"{caller}: networks with several inputs are not yet supported by the trainer"
+            )
+        return given[0]
+    if isinstance(value, (DLArray, list, tuple)):
+        return None
+    if isinstance(layer, FeatureInputLayer):
+        return "BC"
+    if isinstance(layer, Image3DInputLayer):
+        return "SSSCB"
+    if isinstance(layer, ImageInputLayer):
+        return "SSCB"
+    return None
+
+
+def target_format(given: str | tuple[str, ...], value: Any) -> str | None:
+    if given != "auto":
+        return given[0]
+    if isinstance(value, (DLArray, list, tuple)) or is_labels(value):
+        return None
+    rank = np.ndim(value) if not isinstance(value, torch.Tensor) else value.ndim
+    return {1: "BC", 2: "BC", 4: "SSCB", 5: "SSSCB"}.get(rank)
+
+
+def with_input_statistics(layer: Any, X: Column, reset: bool) -> Any:
+    """The input layer with its normalization statistics computed from the training data, per
+    channel, as MATLAB's training does (``ResetInputNormalization``: recomputed when true,
+    otherwise only when missing). The layer itself when its normalization needs none."""
+    how = getattr(layer, "Normalization", None)  # a network may start with a layer that is no input layer
+    names = NORMALIZATION_STATISTICS.get(how) if isinstance(how, str) else None
+    if not names or (not reset and all(getattr(layer, name) is not None for name in names)):
+        return layer
+    values = X.channel_values()
+    computed = {
+        "Mean": lambda: values.mean(1),
+        "StandardDeviation": lambda: values.std(1),  # MATLAB's std: normalized by M - 1
+        "Min": lambda: values.amin(1),
+        "Max": lambda: values.amax(1),
+    }
+    # one value per channel, in the shape MATLAB gives such statistics: 1×C for features,
+    # C×1 for vector sequences, 1×1×C for images
+    if isinstance(layer, FeatureInputLayer):
+        shape: tuple[int, ...] = (1, layer.NumFeatures)
+    elif isinstance(layer.InputSize, int):
+        shape = (layer.InputSize, 1)
+    else:
+        shape = (*(1,) * (len(layer.InputSize) - 1), layer.InputSize[-1])
+    config = layer.get_config()
+    sample = X.data if X.sequences is None else X.sequences[0]
+    dtype = sample.dtype if sample is not None and sample.is_floating_point() else torch.float32
+    for name in names:
+        config[name] = computed[name]().reshape(shape).to(dtype)
+    return type(layer).from_config(config)

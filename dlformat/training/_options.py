@@ -1,0 +1,354 @@
+"""MATLAB's ``trainingOptions``: the solver and every training setting, checked once.
+
+``trainingOptions(solverName, Name=Value)`` returns a :class:`TrainingOptions` whose MATLAB
+class name follows the solver (``TrainingOptionsSGDM``, ``TrainingOptionsADAM``,
+``TrainingOptionsRMSProp``). Each option is declared once in :data:`_OPTIONS` (its default and
+its check); the solver-specific ones in :data:`_SOLVER_OPTIONS`. The defaults and the display
+order are MathWorks' (the ``trainingOptions`` page's display of ``trainingOptions("sgdm")``).
+Options dlformat does not act on yet are accepted only at their defaults: another value is a
+clear error, never silently ignored (docs/training.md lists them).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from .. import _validate
+from .._errors import DLFormatError
+from ._schedules import LearnRateSchedule, check_schedule
+from ._solvers import _decay
+
+__all__ = ["TrainingOptions", "trainingOptions"]
+
+SOLVERS = ("sgdm", "adam", "rmsprop", "lbfgs")
+_CLASS_NAMES = {
+    "sgdm": "TrainingOptionsSGDM",
+    "adam": "TrainingOptionsADAM",
+    "rmsprop": "TrainingOptionsRMSProp",
+}
+
+Check = Callable[[str, Any], Any]
+
+
+def _positive_or_inf(name: str, value: object) -> float:
+    """A positive number or ``Inf`` (GradientThreshold, ValidationPatience)."""
+    if isinstance(value, (int, float, np.floating, np.integer)) and not isinstance(value, bool):
+        if value == math.inf:
+            return math.inf
+    return _validate.positive(name, value)
+
+
+def _patience(name: str, value: object) -> float | int:
+    number = _positive_or_inf(name, value)
+    return number if number == math.inf else _validate.positive_integer(name, value)
+
+
+def _nonnegative(name: str, value: object) -> float:
+    return _validate.factor(name, value)
+
+
+def _logical(name: str, value: object) -> bool:
+    if isinstance(value, (bool, np.bool_)) or (isinstance(value, (int, np.integer)) and value in (0, 1)):
+        return bool(value)
+    raise DLFormatError(f"{name} must be true or false (1 or 0); got {_validate.describe(value)}")
+
+
+def _drop_factor(name: str, value: object) -> float:
+    number = _validate.real(name, value)
+    if not 0 <= number <= 1:
+        raise DLFormatError(f"{name} must be a number in [0, 1]; got {_validate.describe(value)}")
+    return number
+
+
+def _choice(*allowed: str) -> Check:
+    def check(name: str, value: object) -> str:
+        return _validate.choice(name, value, allowed)
+
+    return check
+
+
+def _only(default: Any, why: str, check: Check | None = None) -> Check:
+    """An option dlformat accepts only at its default for now (``why`` says what is missing)."""
+
+    def checked(name: str, value: object) -> Any:
+        value = check(name, value) if check is not None else value
+        if value != default and not (value is None and default is None):
+            raise DLFormatError(f"{name}: {why}; only its default {default!r} is supported so far")
+        return value
+
+    return checked
+
+
+def _sequence_length(name: str, value: object) -> str | int:
+    if isinstance(value, str):
+        return _validate.choice(name, value, ("longest", "shortest"), also=", or a positive integer")
+    return _validate.positive_integer(name, value)
+
+
+def _padding_value(name: str, value: object) -> float:
+    number = _validate._real_scalar(value)
+    if number is None:
+        raise DLFormatError(f"{name} must be a real scalar; got {_validate.describe(value)}")
+    return float(number)
+
+
+def _formats(name: str, value: object) -> str | tuple[str, ...]:
+    if isinstance(value, str) and value.lower() == "auto":
+        return "auto"
+    items = [value] if isinstance(value, str) else value
+    if not isinstance(items, Sequence) or not items or not all(isinstance(v, str) for v in items):
+        raise DLFormatError(
+            f'{name} must be "auto" or format strings such as "SSCB"; got {_validate.describe(value)}'
+        )
+    checked = []
+    for fmt in items:
+        if not fmt or any(label not in "SCBTU" for label in fmt.upper()) or fmt.upper().count("B") != 1:
+            raise DLFormatError(
+                f'{name}: "{fmt}" is not a data format with one "B" and labels from S, C, B, T, U'
+            )
+        checked.append(fmt.upper())
+    return tuple(checked)
+
+
+def _validation_data(name: str, value: object) -> Any:
+    if value is None or (isinstance(value, (list, tuple)) and len(value) == 0):
+        return None
+    if not isinstance(value, (list, tuple)) or len(value) != 2:
+        raise DLFormatError(
+            f"{name} must be a pair (XValidation, TValidation), MATLAB's {{X, T}} cell array; "
+            f"got {_validate.describe(value)}"
+        )
+    return tuple(value)
+
+
+def _metrics(name: str, value: object) -> tuple[str, ...]:
+    if value is None or (isinstance(value, (list, tuple)) and len(value) == 0):
+        return ()
+    items = [value] if isinstance(value, str) else value
+    if not isinstance(items, Sequence):
+        raise DLFormatError(
+            f'{name} must be "accuracy", "rmse" or a list of them; got {_validate.describe(value)}'
+        )
+    return tuple(_validate.choice(name, item, ("accuracy", "rmse")) for item in items)
+
+
+def _output_fcn(name: str, value: object) -> None:
+    if value is None or (isinstance(value, (list, tuple)) and len(value) == 0):
+        return None
+    raise DLFormatError(f"{name}: output functions are not yet ported; leave OutputFcn empty")
+
+
+def _checkpoint_path(name: str, value: object) -> str:
+    path = _validate.text(name, value)
+    if path:
+        raise DLFormatError(f"{name}: checkpoints are not yet ported; leave CheckpointPath empty")
+    return path
+
+
+def _plots(name: str, value: object) -> str:
+    plots = _validate.text(name, value)
+    if plots.lower() != "none":
+        raise DLFormatError(
+            f'{name}: only "none" is supported so far (the training-progress figure is not yet ported); '
+            f"got {_validate.describe(value)}"
+        )
+    return "none"
+
+
+def _execution(name: str, value: object) -> str:
+    environment = _validate.choice(name, value, ("auto", "cpu", "gpu", "multi-gpu", "parallel"))
+    if environment in ("multi-gpu", "parallel"):
+        raise DLFormatError(f'{name} "{environment}" (distributed training) is not yet ported')
+    return environment
+
+
+# name -> (default, check), in MATLAB's display order (after the solver's own options)
+_OPTIONS: dict[str, tuple[Any, Check]] = {
+    "InitialLearnRate": (None, _validate.positive),  # None: the solver's default
+    "MaxEpochs": (30, _validate.positive_integer),
+    "LearnRateSchedule": ("none", check_schedule),
+    "LearnRateDropFactor": (0.1, _drop_factor),
+    "LearnRateDropPeriod": (10, _validate.positive_integer),
+    "MiniBatchSize": (128, _validate.positive_integer),
+    "Shuffle": ("once", _choice("once", "every-epoch", "never")),
+    "CheckpointFrequency": (1, _validate.positive_integer),
+    "CheckpointFrequencyUnit": ("epoch", _choice("epoch", "iteration")),
+    "SequenceLength": ("longest", _sequence_length),
+    "PreprocessingEnvironment": (
+        "serial",
+        _only(
+            "serial", "background preprocessing is not ported", _choice("serial", "background", "parallel")
+        ),
+    ),
+    "L2Regularization": (1e-4, _nonnegative),
+    "GradientThresholdMethod": ("l2norm", _choice("l2norm", "global-l2norm", "absolute-value")),
+    "GradientThreshold": (math.inf, _positive_or_inf),
+    "Verbose": (True, _logical),
+    "VerboseFrequency": (50, _validate.positive_integer),
+    "ValidationData": (None, _validation_data),
+    "ValidationFrequency": (50, _validate.positive_integer),
+    "ValidationPatience": (math.inf, _patience),
+    "ObjectiveMetricName": (
+        "loss",
+        _only("loss", "objective metrics other than the loss are not ported", _validate.text),
+    ),
+    "CheckpointPath": ("", _checkpoint_path),
+    "ExecutionEnvironment": ("auto", _execution),
+    "OutputFcn": (None, _output_fcn),
+    "Metrics": ((), _metrics),
+    "Plots": ("none", _plots),
+    "SequencePaddingValue": (0.0, _padding_value),
+    "SequencePaddingDirection": ("right", _choice("right", "left")),
+    "InputDataFormats": ("auto", _formats),
+    "TargetDataFormats": ("auto", _formats),
+    "ResetInputNormalization": (True, _logical),
+    "BatchNormalizationStatistics": (
+        "auto",
+        _only(
+            "auto",
+            '"population" statistics are not computed yet (the moving statistics are kept)',
+            _choice("auto", "population", "moving"),
+        ),
+    ),
+    "OutputNetwork": ("auto", _choice("auto", "last-iteration", "best-validation")),
+    "Acceleration": ("auto", _choice("auto", "none")),
+}
+
+# the solver's own options, listed first in MATLAB's display, with the solver's defaults
+_SOLVER_OPTIONS: dict[str, dict[str, tuple[Any, Check]]] = {
+    "sgdm": {"Momentum": (0.9, _validate.unit_interval)},
+    "adam": {
+        "GradientDecayFactor": (0.9, _decay),
+        "SquaredGradientDecayFactor": (0.999, _decay),
+        "Epsilon": (1e-8, _validate.positive),
+    },
+    "rmsprop": {"SquaredGradientDecayFactor": (0.9, _decay), "Epsilon": (1e-8, _validate.positive)},
+}
+_INITIAL_LEARN_RATE = {"sgdm": 0.01, "adam": 0.001, "rmsprop": 0.001}
+
+
+class TrainingOptions:
+    """MATLAB's ``TrainingOptionsSGDM`` / ``TrainingOptionsADAM`` / ``TrainingOptionsRMSProp``.
+
+    Made by :func:`trainingOptions`. Every option is an attribute with MATLAB's name; setting
+    one checks it as the constructor does. ``get_config()`` / ``TrainingOptions.from_config``
+    round-trip the options.
+    """
+
+    def __init__(self, solverName: str, **options: Any) -> None:
+        solver = _validate.choice("trainingOptions: solverName", solverName, SOLVERS)
+        if solver == "lbfgs":
+            raise DLFormatError(
+                'trainingOptions: the "lbfgs" solver is not yet ported; use "sgdm", "adam" or "rmsprop"'
+            )
+        object.__setattr__(self, "SolverName", solver)
+        object.__setattr__(self, "_declared", {**_SOLVER_OPTIONS[solver], **_OPTIONS})
+        for name, (default, _) in self._declared.items():
+            object.__setattr__(self, name, default)
+        object.__setattr__(self, "InitialLearnRate", _INITIAL_LEARN_RATE[solver])
+        lowered = {name.lower(): name for name in self._declared}
+        for key, value in options.items():
+            name = lowered.get(key.lower())
+            if name is None:
+                raise DLFormatError(
+                    f"trainingOptions: '{key}' is not an option for solver '{solver}'; the options are: "
+                    + ", ".join(self._declared)
+                )
+            setattr(self, name, value)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        declared = self.__dict__.get("_declared", {})
+        if name == "SolverName" or name not in declared:
+            raise DLFormatError(
+                f"{self.matlab_class} has no property '{name}'; the options are: {', '.join(declared)}"
+            )
+        object.__setattr__(self, name, declared[name][1](f"trainingOptions: {name}", value))
+
+    def __getattr__(self, name: str) -> Any:
+        # the options are set in __init__ from the declarations; this only answers the rest
+        raise AttributeError(f"{type(self).__name__} has no option '{name}'")
+
+    @property
+    def matlab_class(self) -> str:
+        return _CLASS_NAMES[self.SolverName]
+
+    def get_config(self) -> dict[str, Any]:
+        """The solver and every option, to rebuild the options with :meth:`from_config`."""
+        return {"SolverName": self.SolverName, **{name: getattr(self, name) for name in self._declared}}
+
+    @classmethod
+    def from_config(cls, config: dict[str, Any]) -> TrainingOptions:
+        config = dict(config)
+        return cls(config.pop("SolverName"), **config)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, TrainingOptions) and repr(self) == repr(other)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        width = max(len(name) for name in self._declared)
+        lines = [f"  {self.matlab_class} with properties:", ""]
+        lines += [f"  {name:>{width + 2}}: {_shown(getattr(self, name))}" for name in self._declared]
+        return "\n".join(lines)
+
+
+def _shown(value: Any) -> str:
+    """A value as MATLAB's property display writes it."""
+    if isinstance(value, bool):
+        return "1" if value else "0"
+    if value is None:
+        return "[]"
+    if isinstance(value, str):
+        return f"'{value}'"
+    if isinstance(value, float):
+        if math.isinf(value):
+            return "Inf"
+        if value == int(value) and abs(value) < 1e9:
+            return str(int(value))
+        if 1e-3 <= abs(value) < 1e3:
+            return f"{value:.4f}"
+        mantissa, exponent = f"{value:.4e}".split("e")
+        return f"{mantissa}e{int(exponent):+03d}"
+    if isinstance(value, tuple):
+        if not value:
+            return "[]"
+        if all(isinstance(item, str) for item in value):
+            return "{" + "  ".join(_shown(item) for item in value) + "}"
+        return f"{{1×{len(value)} cell}}"  # ValidationData: MATLAB's {X, T}
+    if isinstance(value, LearnRateSchedule):
+        return f"[1×1 {type(value).__name__}]"
+    if isinstance(value, list):
+        return f"{{1×{len(value)} cell}}"
+    if callable(value):
+        return f"@{getattr(value, '__name__', 'function')}"
+    return str(value)
+
+
+def trainingOptions(solverName: str, *pairs: Any, **options: Any) -> TrainingOptions:
+    """MATLAB's ``options = trainingOptions(solverName, Name=Value)``.
+
+    ``solverName`` is ``"sgdm"``, ``"adam"`` or ``"rmsprop"`` (``"lbfgs"`` is not yet ported).
+    Options take MATLAB's names (any case, or as ``'Name', value`` pairs) and defaults; see
+    docs/training.md for each and for those not yet supported.
+
+    Examples:
+        >>> options = dlf.trainingOptions("sgdm", MaxEpochs=20, LearnRateSchedule="piecewise")
+        >>> options.InitialLearnRate, options.Momentum, options.MiniBatchSize
+        (0.01, 0.9, 128)
+        >>> dlf.trainingOptions("adam", "InitialLearnRate", 0.01).SquaredGradientDecayFactor
+        0.999
+    """
+    if len(pairs) % 2 or not all(isinstance(name, str) for name in pairs[::2]):
+        raise DLFormatError(
+            "trainingOptions takes options as Name=Value or as 'Name', value pairs after the solver name"
+        )
+    given = dict(zip(pairs[::2], pairs[1::2], strict=True))
+    for key in options:
+        if any(key.lower() == name.lower() for name in given):
+            raise DLFormatError(f"trainingOptions got option '{key}' twice")
+    return TrainingOptions(solverName, **given, **options)

@@ -1,0 +1,629 @@
+"""MATLAB's ``trainnet`` and legacy ``trainNetwork``: one training loop with MATLAB's semantics.
+
+Before training, the input layer's normalization statistics are computed from the training
+data (``ResetInputNormalization``). Each iteration: a mini-batch (shuffled per ``Shuffle``; a
+last incomplete mini-batch of an epoch is discarded, as MATLAB does), the loss through
+:func:`dlformat.forward` (training behaviour; batch normalization's running statistics stay in
+the network), the gradients, L2 regularization (``λ · L2Factor · w`` added to each gradient),
+gradient thresholding, then the solver's update by the ported update functions
+(``sgdmupdate``, ``adamupdate``, ``rmspropupdate``: MATLAB's formulas, each layer's learn-rate
+factor applied). Validation runs at the first iteration, every ``ValidationFrequency``
+iterations and at the last; training stops once the validation loss has not improved
+``ValidationPatience`` times in a row.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+import torch
+
+from .. import _validate
+from .._display import Table
+from .._dlarray import DLArray
+from .._errors import DLFormatError
+from ..functional import crossentropy, huber, indexcrossentropy, l1loss, l2loss
+from ..layers import Layer
+from ..layers.output import ClassificationOutputLayer, OutputLayer, RegressionOutputLayer
+from ..networks import DLNetwork, dlnetwork
+from ..networks._graph import LayerGraphBase
+from ..networks._legacy import DAGNetwork, LayerGraph, SeriesNetwork, assembleNetwork, layerGraph
+from . import _parameters
+from ._data import Column, input_format, is_labels, target_format, with_input_statistics
+from ._options import TrainingOptions
+from ._schedules import Scheduler
+from ._solvers import adamupdate, rmspropupdate, sgdmupdate
+
+__all__ = ["TrainingInfo", "trainNetwork", "trainnet"]
+
+Loss = Callable[[DLArray, DLArray], Any]
+
+# trainnet's loss names: MATLAB normalizes each by the number of (non-channel, for the
+# single-label cross-entropies) elements of the network output: "all-elements"
+_NAMED_LOSSES: dict[str, Loss] = {
+    "crossentropy": lambda Y, T: crossentropy(Y, T, NormalizationFactor="all-elements"),
+    "index-crossentropy": lambda Y, T: indexcrossentropy(Y, T, NormalizationFactor="all-elements"),
+    "binary-crossentropy": lambda Y, T: crossentropy(
+        Y, T, ClassificationMode="multilabel", NormalizationFactor="all-elements"
+    ),
+    "mse": lambda Y, T: l2loss(Y, T, NormalizationFactor="all-elements"),
+    "l1loss": lambda Y, T: l1loss(Y, T, NormalizationFactor="all-elements"),
+    "huber": lambda Y, T: huber(Y, T, NormalizationFactor="all-elements"),
+}
+_METRIC_NAMES = {"accuracy": "Accuracy", "rmse": "RMSE"}
+_ALIASES = {"mean-squared-error": "mse", "l2loss": "mse", "mae": "l1loss", "mean-absolute-error": "l1loss"}
+
+
+class TrainingInfo:
+    """MATLAB's ``TrainingInfo`` (``trainnet``'s second output): ``TrainingHistory`` (a table of
+    ``Iteration``, ``Loss``, one column per metric, ``Epoch``, ``LearnRate``), ``ValidationHistory``
+    (``Iteration``, ``Loss``, metrics), ``OutputNetworkIteration`` and ``StopReason``."""
+
+    def __init__(self, history: Table, validation: Table, iteration: int, reason: str) -> None:
+        self.TrainingHistory = history
+        self.ValidationHistory = validation
+        self.OutputNetworkIteration = iteration
+        self.StopReason = reason
+
+    def __repr__(self) -> str:
+        rows = [
+            ("TrainingHistory", f"[{len(self.TrainingHistory)}×{len(self.TrainingHistory.columns)} table]"),
+            (
+                "ValidationHistory",
+                f"[{len(self.ValidationHistory)}×{len(self.ValidationHistory.columns)} table]",
+            ),
+            ("OutputNetworkIteration", str(self.OutputNetworkIteration)),
+            ("StopReason", f'"{self.StopReason}"'),
+        ]
+        width = max(len(name) for name, _ in rows)
+        return "\n".join(
+            ["  TrainingInfo with properties:", "", *(f"  {n:>{width + 2}}: {v}" for n, v in rows)]
+        )
+
+
+class LegacyTrainingInfo:
+    """``trainNetwork``'s ``info`` struct: one value per iteration in each per-iteration field
+    (``ValidationLoss`` is NaN where no validation ran), and the final values."""
+
+    def __init__(self, fields: dict[str, Any]) -> None:
+        self.__dict__.update(fields)
+
+    def __repr__(self) -> str:
+        width = max(len(name) for name in self.__dict__)
+        shown = [
+            f"  {name:>{width + 2}}: "
+            + (f"[1×{value.size} double]" if isinstance(value, np.ndarray) else str(value))
+            for name, value in self.__dict__.items()
+        ]
+        return "\n".join(["  struct with fields:", "", *shown])
+
+
+class _Outcome:
+    """What one training run records: per-iteration and per-validation rows, stop reason."""
+
+    def __init__(self) -> None:
+        self.iterations: list[dict[str, Any]] = []
+        self.validations: list[dict[str, Any]] = []
+        self.reason = "Max epochs completed"
+        self.output_iteration = 0
+
+
+def _metric(kind: str, Y: DLArray, T: DLArray) -> float:
+    """``accuracy`` (percent of observations whose top score is the target class) or ``rmse``."""
+    y, t = Y._data.detach(), T._data.detach()
+    if kind == "accuracy":
+        channel = Y._fmt.index("C")
+        return float((y.argmax(channel) == t.argmax(channel)).double().mean() * 100)
+    return float(((y - t.to(y.dtype)) ** 2).double().mean().sqrt())
+
+
+def _threshold(gradients: list[torch.Tensor], method: str, threshold: float) -> list[torch.Tensor]:
+    """MATLAB's gradient thresholding: ``l2norm`` rescales each learnable's gradient whose L2 norm
+    exceeds the threshold to that norm; ``global-l2norm`` rescales all when their joint norm does;
+    ``absolute-value`` clips each element to ±threshold, keeping its sign."""
+    if math.isinf(threshold):
+        return gradients
+    if method == "absolute-value":
+        return [g.clamp(-threshold, threshold) for g in gradients]
+    if method == "global-l2norm":
+        norm = math.sqrt(sum(float(g.double().pow(2).sum()) for g in gradients))
+        return [g * (threshold / norm) for g in gradients] if norm > threshold else gradients
+    scaled = []
+    for g in gradients:
+        norm = float(g.double().norm())
+        scaled.append(g * (threshold / norm) if norm > threshold else g)
+    return scaled
+
+
+class _Solver:
+    """The options' solver applied with the ported update functions; keeps their state."""
+
+    def __init__(self, options: TrainingOptions) -> None:
+        self.options = options
+        self.state: list[Any] = [[], []]
+
+    def step(self, net: DLNetwork, gradients: Table, rate: float, iteration: int) -> None:
+        o = self.options
+        if o.SolverName == "sgdm":
+            _, self.state[0] = sgdmupdate(net, gradients, self.state[0], rate, o.Momentum)
+        elif o.SolverName == "adam":
+            _, self.state[0], self.state[1] = adamupdate(
+                net, gradients, self.state[0], self.state[1], iteration, rate,
+                o.GradientDecayFactor, o.SquaredGradientDecayFactor, o.Epsilon,
+            )  # fmt: skip
+        else:
+            _, self.state[0] = rmspropupdate(
+                net, gradients, self.state[0], rate, o.SquaredGradientDecayFactor, o.Epsilon
+            )
+
+
+def _device(options: TrainingOptions) -> torch.device:
+    if options.ExecutionEnvironment == "gpu":
+        if not torch.cuda.is_available():
+            raise DLFormatError('ExecutionEnvironment "gpu": no CUDA device is available to torch')
+        return torch.device("cuda")
+    if options.ExecutionEnvironment == "cpu":
+        return torch.device("cpu")
+    return torch.device("cuda") if torch.cuda.is_available() else torch.device("cpu")
+
+
+def _clock(seconds: float) -> str:
+    whole = int(seconds)
+    return f"{whole // 3600:02d}:{whole % 3600 // 60:02d}:{whole % 60:02d}"
+
+
+class _Printer:
+    """The verbose table: ``trainNetwork``'s legacy one or ``trainnet``'s own."""
+
+    def __init__(self, legacy: bool, metric: str | None, validating: bool, metrics: Sequence[str]) -> None:
+        self.legacy, self.metric, self.validating, self.metrics = legacy, metric, validating, metrics
+
+    def header(self) -> None:
+        if self.legacy:
+            columns = [("Epoch", ""), ("Iteration", ""), ("Time Elapsed", "(hh:mm:ss)")]
+            name = {"accuracy": "Accuracy", "rmse": "RMSE"}.get(self.metric or "", "")
+            if name:
+                columns.append(("Mini-batch", name))
+                if self.validating:
+                    columns.append(("Validation", name))
+            columns.append(("Mini-batch", "Loss"))
+            if self.validating:
+                columns.append(("Validation", "Loss"))
+            columns.append(("Base Learning", "Rate"))
+            self.widths = [max(len(a), len(b)) + 4 for a, b in columns]
+            rule = "|" + "=" * (sum(self.widths) + len(self.widths) - 1) + "|"
+            print(rule)
+            print("|" + "|".join(f"{a:^{w}}" for (a, _), w in zip(columns, self.widths, strict=True)) + "|")
+            print("|" + "|".join(f"{b:^{w}}" for (_, b), w in zip(columns, self.widths, strict=True)) + "|")
+            print(rule)
+        else:
+            self.columns = ["Iteration", "Epoch", "TimeElapsed", "LearnRate", "TrainingLoss"]
+            self.columns += ["ValidationLoss"] if self.validating else []
+            for metric in self.metrics:
+                self.columns += [f"Training{metric.capitalize()}"]
+                self.columns += [f"Validation{metric.capitalize()}"] if self.validating else []
+            self.widths = [max(len(c), 8) for c in self.columns]
+            print("    " + "    ".join(f"{c:>{w}}" for c, w in zip(self.columns, self.widths, strict=True)))
+            print("    " + "    ".join("_" * w for w in self.widths))
+
+    def row(self, record: dict[str, Any], validation: dict[str, Any] | None, elapsed: float) -> None:
+        def number(value: Any, digits: int = 4) -> str:
+            return "" if value is None else f"{value:.{digits}f}"
+
+        if self.legacy:
+            cells = [str(record["Epoch"]), str(record["Iteration"]), _clock(elapsed)]
+            if self.metric in ("accuracy", "rmse"):
+                digits = 2
+                cells.append(
+                    number(record.get(self.metric), digits) + ("%" if self.metric == "accuracy" else "")
+                )
+                if self.validating:
+                    value = validation.get(self.metric) if validation else None
+                    cells.append(
+                        ""
+                        if value is None
+                        else number(value, digits) + ("%" if self.metric == "accuracy" else "")
+                    )
+            cells.append(number(record["TrainingLoss"]))
+            if self.validating:
+                cells.append(number(validation["ValidationLoss"]) if validation else "")
+            cells.append(f"{record['BaseLearnRate']:.4f}")
+            print("|" + "|".join(f"{c:>{w - 1}} " for c, w in zip(cells, self.widths, strict=True)) + "|")
+        else:
+            cells = [
+                str(record["Iteration"]),
+                str(record["Epoch"]),
+                _clock(elapsed),
+                f"{record['BaseLearnRate']:.4g}",
+            ]
+            cells.append(f"{record['TrainingLoss']:.5g}")
+            if self.validating:
+                cells.append(f"{validation['ValidationLoss']:.5g}" if validation else "")
+            for metric in self.metrics:
+                cells.append(f"{record[metric]:.5g}")
+                if self.validating:
+                    cells.append(f"{validation[metric]:.5g}" if validation else "")
+            print("    " + "    ".join(f"{c:>{w}}" for c, w in zip(cells, self.widths, strict=True)))
+
+    def footer(self, reason: str) -> None:
+        if self.legacy:
+            print("|" + "=" * (sum(self.widths) + len(self.widths) - 1) + "|")
+            print(f"Training finished: {reason}.")
+        else:
+            print(f"Training stopped: {reason}")
+
+
+def _train(
+    caller: str,
+    net: DLNetwork,
+    X: Column,
+    T: Column,
+    validation: tuple[Column, Column] | None,
+    loss_fn: Loss,
+    options: TrainingOptions,
+    metrics: Sequence[str],
+    legacy_metric: str | None,
+    legacy: bool = False,
+) -> _Outcome:
+    """The training loop: trains ``net`` in place and returns what was recorded."""
+    count = len(X)
+    if len(T) != count:
+        raise DLFormatError(f"{caller}: X has {count} observations; the targets have {len(T)}")
+    device = _device(options)
+    # the trained network comes back where the caller's was (training may run on the GPU)
+    home = next((value.device for _, _, value in net.Learnables), torch.device("cpu"))
+    net.to(device)
+    dtype = next((value.dtype for _, _, value in net.Learnables), torch.float32)
+    batch_size = min(options.MiniBatchSize, count)
+    per_epoch = count // batch_size
+    scheduler = Scheduler(
+        options.InitialLearnRate,
+        options.LearnRateSchedule,
+        options.LearnRateDropFactor,
+        options.LearnRateDropPeriod,
+    )
+    keys, parameters, _ = _parameters.network_rows(net)
+    l2_factors = [net._by_name[layer].factors(name)["L2Factor"] for layer, name in keys]
+    solver = _Solver(options)
+    outcome = _Outcome()
+    output = options.OutputNetwork
+    if output == "auto":  # trainnet's "auto" picks the best validation; trainNetwork kept the last
+        output = "best-validation" if validation is not None and not legacy else "last-iteration"
+    if output == "best-validation" and validation is None:
+        raise DLFormatError(f'{caller}: OutputNetwork "best-validation" needs ValidationData')
+    best_loss, best_state, worse = math.inf, None, 0
+    printer = _Printer(legacy_metric is not None, legacy_metric, validation is not None, metrics)
+    wanted = [*metrics, *([legacy_metric] if legacy_metric else [])]
+    if options.Verbose:
+        printer.header()
+    start = time.perf_counter()
+    order = torch.randperm(count) if options.Shuffle in ("once", "every-epoch") else torch.arange(count)
+    iteration, stop = 0, False
+    last = options.MaxEpochs * per_epoch
+    for epoch in range(1, options.MaxEpochs + 1):
+        if options.Shuffle == "every-epoch" and epoch > 1:
+            order = torch.randperm(count)
+        for position in range(per_epoch):
+            iteration += 1
+            indices = order[position * batch_size : (position + 1) * batch_size]
+            Xb, Tb = X.batch(indices, device, dtype), T.batch(indices, device, dtype)
+            rate = scheduler.rate(iteration, epoch)
+            with torch.enable_grad():
+                Y = net(Xb, training=True)
+                loss = loss_fn(Y, Tb)
+                value = loss._data if isinstance(loss, DLArray) else loss
+                gradients = torch.autograd.grad(value, parameters, allow_unused=True)
+            grads = [
+                torch.zeros_like(p) if g is None else g for p, g in zip(parameters, gradients, strict=True)
+            ]
+            if options.L2Regularization:
+                grads = [
+                    g + (options.L2Regularization * factor) * p.detach()
+                    for g, p, factor in zip(grads, parameters, l2_factors, strict=True)
+                ]
+            grads = _threshold(grads, options.GradientThresholdMethod, options.GradientThreshold)
+            solver.step(net, _parameters.network_table(keys, grads), rate, iteration)
+            record = {
+                "Iteration": iteration,
+                "Epoch": epoch,
+                "TrainingLoss": float(value.detach()),
+                "BaseLearnRate": rate,
+            }
+            for metric in wanted:
+                record[metric] = _metric(metric, Y, Tb)
+            outcome.iterations.append(record)
+            checked = None
+            if validation is not None and (
+                iteration == 1 or iteration % options.ValidationFrequency == 0 or iteration == last
+            ):
+                checked = _validate_net(net, validation, loss_fn, wanted, batch_size, device, dtype)
+                checked.update(Iteration=iteration, Epoch=epoch)
+                outcome.validations.append(checked)
+                if checked["ValidationLoss"] < best_loss:
+                    best_loss, worse = checked["ValidationLoss"], 0
+                    if output == "best-validation":
+                        best_state = (iteration, copy.deepcopy(net.state_dict()))
+                else:
+                    worse += 1
+                    if worse >= options.ValidationPatience:
+                        outcome.reason, stop = "Met validation criterion", True
+            if options.Verbose and (
+                iteration == 1
+                or iteration % options.VerboseFrequency == 0
+                or checked is not None
+                or stop
+                or iteration == last
+            ):
+                printer.row(record, checked, time.perf_counter() - start)
+            if stop:
+                break
+        if stop:
+            break
+    outcome.output_iteration = iteration
+    if output == "best-validation" and best_state is not None:
+        outcome.output_iteration = best_state[0]
+        net.load_state_dict(best_state[1])
+    net.to(home)
+    if options.Verbose:
+        printer.footer(outcome.reason)
+    return outcome
+
+
+def _validate_net(
+    net: DLNetwork,
+    validation: tuple[Column, Column],
+    loss_fn: Loss,
+    metrics: Sequence[str],
+    batch_size: int,
+    device: torch.device,
+    dtype: torch.dtype,
+) -> dict[str, Any]:
+    """Loss and metrics over the validation data, in mini-batches, weighted by their sizes."""
+    X, T = validation
+    total = len(X)
+    sums: dict[str, float] = {"ValidationLoss": 0.0, **{m: 0.0 for m in metrics}}
+    with torch.no_grad():
+        for begin in range(0, total, batch_size):
+            indices = torch.arange(begin, min(begin + batch_size, total))
+            Xb, Tb = X.batch(indices, device, dtype), T.batch(indices, device, dtype)
+            Y = net(Xb, training=False)
+            loss = loss_fn(Y, Tb)
+            share = len(indices) / total
+            sums["ValidationLoss"] += float(loss._data if isinstance(loss, DLArray) else loss) * share
+            for metric in metrics:
+                value = _metric(metric, Y, Tb)
+                sums[metric] += (value**2 if metric == "rmse" else value) * share
+    if "rmse" in sums:
+        sums["rmse"] = math.sqrt(sums["rmse"])
+    return sums
+
+
+def _check_options(caller: str, options: object) -> TrainingOptions:
+    if not isinstance(options, TrainingOptions):
+        raise DLFormatError(
+            f"{caller}: options must come from dlf.trainingOptions; got {_validate.describe(options)}"
+        )
+    return options
+
+
+def _copied_layers(caller: str, layers: Any) -> list[Layer]:
+    """MATLAB's layers are values: training a copy leaves the caller's layers as they were."""
+    items = [layers] if isinstance(layers, Layer) else layers
+    if (
+        not isinstance(items, (list, tuple))
+        or not items
+        or not all(isinstance(item, Layer) for item in items)
+    ):
+        raise DLFormatError(
+            f"{caller}: give a layer array (a list of layers); got {_validate.describe(layers)}"
+        )
+    return [copy.deepcopy(item) for item in items]
+
+
+def _classes_of(labels: Any, given: Any = "auto") -> list[str]:
+    """The classes of ``labels``: the given ones, or the sorted distinct labels (a categorical's order)."""
+    if given != "auto":
+        return list(given)
+    return sorted({str(label) for label in np.asarray(labels, dtype=object).ravel()})
+
+
+def _prepared(
+    caller: str,
+    source: DLNetwork | LayerGraph | list[Layer],
+    X: Any,
+    T: Any,
+    options: TrainingOptions,
+    classes: list[str] | None,
+    indices: bool = False,
+) -> tuple[DLNetwork, Column, Column, tuple[Column, Column] | None]:
+    """The network to train and its data: the input layer's normalization statistics computed
+    from ``X`` (``ResetInputNormalization``), then the targets and the validation data."""
+    layer = source._by_name[source.InputNames[0]] if isinstance(source, LayerGraphBase) else source[0]
+    formats = options.InputDataFormats
+    Xc = Column(caller, "X", X, input_format(caller, layer, formats, X), options)
+    fitted = with_input_statistics(layer, Xc, options.ResetInputNormalization)
+    if isinstance(source, DLNetwork):
+        net = source if fitted is layer else source.replaceLayer(layer.Name, fitted)
+    elif isinstance(source, LayerGraphBase):  # a layerGraph
+        net = dlnetwork(source if fitted is layer else source.replaceLayer(layer.Name, fitted))
+    else:
+        net = dlnetwork([fitted, *source[1:]])
+
+    def targets(value: Any) -> Column:
+        fmt = target_format(options.TargetDataFormats, value)
+        return Column(caller, "T", value, fmt, options, classes, indices)
+
+    validation = None
+    if options.ValidationData is not None:
+        XV, TV = options.ValidationData
+        validation = (
+            Column(caller, "XValidation", XV, input_format(caller, layer, formats, XV), options),
+            targets(TV),
+        )
+    return net, Xc, targets(T), validation
+
+
+def trainnet(
+    X: Any, T: Any, net: Any, lossFcn: str | Loss, options: TrainingOptions
+) -> tuple[DLNetwork, TrainingInfo]:
+    """MATLAB's ``[netTrained, info] = trainnet(X, T, net, lossFcn, options)``.
+
+    ``net`` is a ``dlnetwork`` (left unchanged: a trained copy is returned) or a layer array
+    without output layers. ``lossFcn`` is one of ``"crossentropy"``, ``"index-crossentropy"``,
+    ``"binary-crossentropy"``, ``"mse"`` (``"mean-squared-error"``, ``"l2loss"``), ``"l1loss"``
+    (``"mae"``, ``"mean-absolute-error"``), ``"huber"``, or a callable ``loss = f(Y, T)`` on
+    dlarrays. Data layouts: see :mod:`dlformat.training._data`; class labels are one-hot encoded
+    with their sorted distinct names (a categorical's classes). Returns the trained
+    :class:`DLNetwork` and a :class:`TrainingInfo`. See docs/training.md.
+
+    Examples:
+        >>> torch.manual_seed(0) and None
+        >>> X, T = torch.randn(32, 3), torch.randn(32, 1)
+        >>> options = dlf.trainingOptions("adam", MaxEpochs=2, MiniBatchSize=16, Verbose=False)
+        >>> layers = [dlf.featureInputLayer(3), dlf.fullyConnectedLayer(1)]
+        >>> net, info = dlf.trainnet(X, T, layers, "mse", options)
+        >>> len(info.TrainingHistory), info.StopReason
+        (4, 'Max epochs completed')
+    """
+    options = _check_options("trainnet", options)
+    source: DLNetwork | list[Layer]
+    if isinstance(net, DLNetwork):
+        source = copy.deepcopy(net)
+    elif isinstance(net, LayerGraph):
+        raise DLFormatError(
+            "trainnet takes a dlnetwork or a layer array; make one with dlf.dlnetwork(lgraph)"
+        )
+    else:
+        source = _copied_layers("trainnet", net)
+        if any(isinstance(layer, OutputLayer) for layer in source):
+            raise DLFormatError(
+                "trainnet: the network must not have output layers (classificationLayer, regressionLayer); "
+                "the loss is lossFcn. Use trainNetwork for a network ending in an output layer"
+            )
+    if isinstance(lossFcn, str):
+        name = _validate.choice(
+            "trainnet: lossFcn", lossFcn, (*_NAMED_LOSSES, *_ALIASES), also=", or a function"
+        )
+        loss_fn = _NAMED_LOSSES[_ALIASES.get(name, name)]
+        indices = name == "index-crossentropy"
+    elif callable(lossFcn):
+        loss_fn, indices = lossFcn, False
+    else:
+        raise DLFormatError(
+            f"trainnet: lossFcn must be a loss name or a function; got {_validate.describe(lossFcn)}"
+        )
+    classes = _classes_of(T) if is_labels(T) else None
+    trained, Xc, Tc, validation = _prepared("trainnet", source, X, T, options, classes, indices)
+    outcome = _train("trainnet", trained, Xc, Tc, validation, loss_fn, options, options.Metrics, None)
+    # the variables MathWorks' TrainingInfo page lists, in its order; metrics by MATLAB's metric names
+    names = [_METRIC_NAMES[m] for m in options.Metrics]
+    history = Table(
+        ["Iteration", "Loss", *names, "Epoch", "LearnRate"],
+        [
+            (
+                r["Iteration"],
+                r["TrainingLoss"],
+                *(r[m] for m in options.Metrics),
+                r["Epoch"],
+                r["BaseLearnRate"],
+            )
+            for r in outcome.iterations
+        ],
+    )
+    validated = Table(
+        ["Iteration", "Loss", *names],
+        [
+            (r["Iteration"], r["ValidationLoss"], *(r[m] for m in options.Metrics))
+            for r in outcome.validations
+        ],
+    )
+    return trained, TrainingInfo(history, validated, outcome.output_iteration, outcome.reason)
+
+
+def trainNetwork(
+    X: Any, Y: Any, layers: Any, options: TrainingOptions
+) -> tuple[SeriesNetwork | DAGNetwork, LegacyTrainingInfo]:
+    """MATLAB's legacy ``[net, info] = trainNetwork(X, Y, layers, options)``.
+
+    ``layers`` is a layer array ending in one output layer, or a ``layerGraph`` with one
+    (a :class:`DAGNetwork` is returned for it): ``classificationLayer`` (its
+    weighted cross-entropy; ``Classes="auto"`` takes the labels' sorted distinct names) or
+    ``regressionLayer`` (half mean squared error), whose ``forwardLoss`` is the loss. Returns
+    a :class:`SeriesNetwork` (or :class:`DAGNetwork`) and MATLAB's ``info`` struct: ``TrainingLoss``,
+    ``TrainingAccuracy`` or ``TrainingRMSE``, ``ValidationLoss`` and ``ValidationAccuracy`` /
+    ``ValidationRMSE`` (NaN where no validation ran), ``BaseLearnRate``, ``FinalValidationLoss``,
+    ``FinalValidationAccuracy`` / ``FinalValidationRMSE``, ``OutputNetworkIteration``.
+    Verbose prints MATLAB's legacy table.
+    """
+    options = _check_options("trainNetwork", options)
+    body: LayerGraph | list[Layer]
+    source_port = ""
+    if isinstance(layers, LayerGraph):
+        body = copy.deepcopy(layers)  # MATLAB's graphs are values too
+        names = [name for name, layer in body._by_name.items() if isinstance(layer, OutputLayer)]
+        if len(names) != 1:
+            raise DLFormatError(
+                f"trainNetwork: the layerGraph must have one output layer; it has {len(names) or 'none'}"
+            )
+        output = body._by_name[names[0]]
+        feeding = body._links.get((names[0], output.InputNames[0]))
+        if feeding is None:
+            raise DLFormatError(f"trainNetwork: output layer '{names[0]}' is not connected to any layer")
+        source_port = body._port_name(feeding, "out")
+        body.removeLayers(names[0])
+    else:
+        items = _copied_layers("trainNetwork", layers)
+        if not isinstance(items[-1], OutputLayer) or any(
+            isinstance(layer, OutputLayer) for layer in items[:-1]
+        ):
+            raise DLFormatError(
+                "trainNetwork: the layers must end in one output layer (classificationLayer, regressionLayer)"
+            )
+        output, body = items[-1], items[:-1]
+    classes = None
+    if isinstance(output, ClassificationOutputLayer):
+        if not is_labels(Y):
+            raise DLFormatError(
+                "trainNetwork: a classificationLayer needs class labels as Y (names, one per observation)"
+            )
+        classes = _classes_of(Y, output.Classes)
+        if output.Classes == "auto":
+            output = type(output)(Name=output.Name, Classes=classes)
+        metric = "accuracy"
+    elif isinstance(output, RegressionOutputLayer):
+        metric = "rmse"
+    else:
+        raise DLFormatError(f"trainNetwork: output layer {type(output).__name__} is not yet supported")
+    net, Xc, Tc, validation = _prepared("trainNetwork", body, X, Y, options, classes)
+    outcome = _train(
+        "trainNetwork", net, Xc, Tc, validation, output.forwardLoss, options, (), metric, legacy=True
+    )
+    name = "Accuracy" if metric == "accuracy" else "RMSE"
+    at = {r["Iteration"]: r for r in outcome.validations}
+    fields: dict[str, Any] = {
+        "TrainingLoss": np.array([r["TrainingLoss"] for r in outcome.iterations]),
+        f"Training{name}": np.array([r[metric] for r in outcome.iterations]),
+        "ValidationLoss": np.array(
+            [
+                at[r["Iteration"]]["ValidationLoss"] if r["Iteration"] in at else np.nan
+                for r in outcome.iterations
+            ]
+        ),
+        f"Validation{name}": np.array(
+            [at[r["Iteration"]][metric] if r["Iteration"] in at else np.nan for r in outcome.iterations]
+        ),
+        "BaseLearnRate": np.array([r["BaseLearnRate"] for r in outcome.iterations]),
+        "FinalValidationLoss": outcome.validations[-1]["ValidationLoss"] if outcome.validations else np.nan,
+        f"FinalValidation{name}": outcome.validations[-1][metric] if outcome.validations else np.nan,
+        "OutputNetworkIteration": outcome.output_iteration,
+    }
+    net.eval()
+    if not source_port:
+        return assembleNetwork([*net.Layers, output]), LegacyTrainingInfo(fields)
+    trained = layerGraph(net).addLayers(output)
+    return assembleNetwork(trained.connectLayers(source_port, output.Name)), LegacyTrainingInfo(fields)
