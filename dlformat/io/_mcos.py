@@ -1,0 +1,456 @@
+"""MATLAB objects (MCOS classdef objects) through mat-io, and saved networks described in plain Python.
+
+MATLAB saves a classdef object as a small reference (a uint32 column) in the variable and the
+object's state in the file's subsystem block; a ``SeriesNetwork``, ``DAGNetwork`` or ``dlnetwork``
+saves the struct its ``saveobj`` method returns. mat-io (the optional ``dlformat[matlab]``
+extra) decodes both. This module turns what mat-io returns into dlformat's value forms
+(docs/matlab_io.md) and each network into a :class:`SavedNetwork`: the layers in saved order with
+their saved fields, learnables and state, the connections and the input and output names, with
+no interpretation of what the fields mean (docs/loading_networks.md maps them per class and
+saveobj version).
+
+The file has already passed dlformat's structural scan, objects and subsystem included
+(:mod:`._scan`, :mod:`._matv73`), before mat-io opens it: mat-io's version 5 reader is a copy of
+SciPy's, which allocates what a header declares. mat-io reports a failure to decode an object as
+a warning and returns the object's raw metadata; here every such warning is an error.
+"""
+
+from __future__ import annotations
+
+import re
+import warnings
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .._errors import DLFormatError
+
+# dlformat is installed from its repository, not from a package registry: name the extra and
+# the README's command, as _matv73.INSTALL does
+INSTALL = 'the dlformat[matlab] extra; install it with pip install -e ".[matlab]" from the dlformat repository'
+NETWORK_CLASSES = ("SeriesNetwork", "DAGNetwork", "dlnetwork")
+_FUNCTION_TEXT = re.compile(r"sf%\d+(@.*)\Z", re.DOTALL)
+
+
+def matio(reading: Path | None = None) -> Any:
+    """The mat-io package, or a DLFormatError that says how to install it."""
+    try:
+        import matio
+        import matio.utils.matclass
+        import matio.utils.matheaders
+        import matio.v5.matreader5
+        import matio.v7.matreader7
+    except ImportError:
+        where = f"cannot read {reading}: " if reading is not None else ""
+        raise DLFormatError(
+            f"{where}MATLAB objects (networks, string, table, categorical, ...) need the optional "
+            f"package mat-io (Python 3.11 or later), {INSTALL}"
+        ) from None
+    return matio
+
+
+@dataclass(frozen=True)
+class MatlabObject:
+    """A MATLAB classdef object with no closer Python form: its class and its saved properties
+    (each in dlformat's value form; a class with a ``saveobj`` method saves one property, ``any``,
+    holding what ``saveobj`` returned)."""
+
+    classname: str
+    properties: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class FunctionHandle:
+    """A MATLAB function handle as saved: its text (``"@(X)X.^2"`` for an anonymous function, the
+    function's name otherwise), its type (``"anonymous"``, ``"simple"``, ...), the file it was made
+    in, and the variables an anonymous function captured (``None`` where they were not decoded).
+    Nothing here is ever evaluated."""
+
+    text: str
+    type: str
+    file: str
+    workspace: Any = None
+
+
+@dataclass(frozen=True)
+class SavedLearnable:
+    """A learnable parameter as a layer saves it: MATLAB stores each as a struct with ``Value``,
+    ``LearnRateFactor``, ``L2Factor`` and ``Initializer`` (a struct naming the initializer's
+    class); a field the file lacks is ``None``."""
+
+    value: np.ndarray | None
+    learn_rate_factor: Any = None
+    l2_factor: Any = None
+    initializer: Any = None
+    version: int | None = None
+
+
+@dataclass(frozen=True)
+class SavedLayer:
+    """One layer as MATLAB saved it.
+
+    ``matlab_class`` is the layer's own class (``"nnet.cnn.layer.Convolution2DLayer"``), read from
+    the object's metadata; ``version`` is the ``Version`` field of its saveobj struct (``None`` for
+    a layer saved without saveobj: FunctionLayer, user classdef layers). ``properties`` holds every
+    saved field except ``Version``, in dlformat's value form, learnables included as
+    :class:`SavedLearnable`; ``learnables`` repeats those by field name. ``expression`` is a
+    FunctionLayer's MATLAB text (never evaluated)."""
+
+    name: str
+    matlab_class: str
+    version: int | None
+    properties: dict[str, Any]
+    learnables: dict[str, SavedLearnable] = field(default_factory=dict)
+    expression: str | None = None
+
+
+@dataclass(frozen=True)
+class SavedNetwork:
+    """A network as MATLAB saved it.
+
+    ``kind`` is ``"SeriesNetwork"``, ``"DAGNetwork"`` or ``"dlnetwork"``; ``version`` the saveobj
+    struct's ``Version``. ``connections`` are ``(source, destination)`` pairs as the file holds
+    them (``"layer"`` or ``"layer/port"``; a SeriesNetwork saves none: its layers run in order).
+    ``input_names``/``output_names`` are as saved (a SeriesNetwork saves neither; they are its
+    first and last layers). ``classes`` maps each classification output layer's name to its class
+    names. ``properties`` keeps the rest of the saveobj struct."""
+
+    variable: str
+    kind: str
+    version: int | None
+    layers: tuple[SavedLayer, ...]
+    connections: tuple[tuple[str, str], ...]
+    input_names: tuple[str, ...]
+    output_names: tuple[str, ...]
+    classes: dict[str, tuple[str, ...]]
+    properties: dict[str, Any]
+
+
+# ---------------------------------------------------------------------------------------------
+# reading with mat-io
+
+
+def read(path: Path, version: int, names: list[str]) -> dict[str, Any]:
+    """The variables ``names`` of a scanned file as mat-io returns them, every object carrying
+    its own class; mat-io's warnings (a part it could not decode) raise."""
+    mio = matio(path)
+    warning_types = (mio.utils.matclass.MatReadWarning, mio.utils.matclass.MatConvertWarning)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        if version == 73:
+            import h5py
+
+            with h5py.File(path, "r") as file:
+                subsystem = mio.v7.matreader7.read_subsystem(file, "<", False, False)
+                values = mio.v7.matreader7.MatRead7(file, subsystem).get_variables(list(names))
+        else:
+            offset, _, order = mio.utils.matheaders.read_mat_header(str(path))
+            with open(path, "rb") as file:
+                subsystem = mio.v5.matreader5.read_subsystem(file, offset, order, False, False)
+                reader = mio.v5.matreader5.MatFile5Reader(file, byte_order=order, subsystem=subsystem)
+                values = reader.get_variables(list(names))
+    for warning in caught:
+        if issubclass(warning.category, warning_types) or "nreadable" in str(warning.message):
+            raise DLFormatError(f"cannot read {path}: its MATLAB objects are malformed ({warning.message})")
+    if subsystem is not None:
+        set_own_classes(subsystem)
+    values.pop("__globals__", None)
+    missing = [name for name in names if name not in values]
+    if missing:
+        raise DLFormatError(f"cannot read {path}: mat-io found no variable {missing[0]!r}")
+    return values
+
+
+def set_own_classes(subsystem: Any) -> None:
+    """Give every object mat-io built its own class, read from the object's metadata.
+
+    mat-io (1.0.2) names each element of an object array by the array's class: the elements of
+    a heterogeneous ``Layers`` array all say ``nnet.cnn.layer.Layer``. An object's own class id
+    is the first word of its record in the subsystem's object metadata, which mat-io keeps
+    (``get_object_metadata``); mat-io's cache maps each object id to the object it built.
+    tests/io/test_mcos.py checks that mat-io still reports the base class: when it stops, this
+    function has nothing left to correct and can go.
+    """
+    mio = matio()
+    for object_id, obj in subsystem.mcos_object_cache.items():
+        if isinstance(obj, mio.utils.matclass.MatlabOpaque):
+            class_id = subsystem.get_object_metadata(object_id)[0]
+            obj.classname = subsystem.get_classname(class_id)
+
+
+# ---------------------------------------------------------------------------------------------
+# mat-io's values in dlformat's forms
+
+
+def plain(value: Any, path: str, seen: dict[int, Any] | None = None) -> Any:
+    """A value mat-io returned, in dlformat's form (docs/matlab_io.md, "MATLAB objects").
+
+    ``seen`` maps the objects converted so far (by ``id``) to their results."""
+    if seen is None:
+        seen = {}
+    mio = matio()
+    mc = mio.utils.matclass
+    if isinstance(value, mc.MatlabOpaque):
+        return _object(value, path, seen)
+    if isinstance(value, mc.MatlabContainerMap):
+        return {key: plain(item, f"{path}({key!r})", seen) for key, item in value.items()}
+    if isinstance(value, mc.MatlabCanonicalEmpty):
+        return np.empty((0, 0))
+    if isinstance(value, mc.MatlabOpaqueProperty):
+        return value.item() if value.size == 1 else np.asarray(value)
+    if isinstance(value, mc.MatlabOpaqueArray):
+        objects = np.empty(value.shape, dtype=object)
+        for index in np.ndindex(value.shape):
+            objects[index] = plain(value[index], f"{path}{_index(index)}", seen)
+        return objects
+    if isinstance(value, mc.MatlabFunction):
+        return _function(value, path, seen)
+    if isinstance(value, mc.EmptyMatStruct):
+        return {}
+    if not isinstance(value, np.ndarray) or isinstance(value, mc.MatlabEnumerationArray):
+        return value  # mat-io's own forms: DataFrame, Categorical, enumerations, scalars
+    if value.dtype.names is not None:
+        records = [
+            {name: plain(value[index][name], f"{path}.{name}", seen) for name in value.dtype.names}
+            for index in _column_major(value.shape)
+        ]
+        if not records:
+            return np.empty(value.shape, dtype=object)
+        return records[0] if value.shape == (1, 1) else records
+    if value.dtype == object:
+        if _function_cell(value):
+            return _function(value, path, seen)
+        cells = np.empty(value.shape, dtype=object)
+        for index in np.ndindex(value.shape):
+            cells[index] = plain(value[index], f"{path}{{{_index(index)[1:-1]}}}", seen)
+        return cells
+    if value.dtype.kind == "U":
+        if value.size <= 1 and value.ndim <= 1:
+            return str(value[0]) if value.size else ""
+        return np.asarray(value)
+    if not value.dtype.isnative:
+        value = value.byteswap().view(value.dtype.newbyteorder("="))
+    return np.asarray(value)
+
+
+def _column_major(shape: tuple[int, ...]) -> Iterator[tuple[int, ...]]:
+    """Indices in MATLAB's order (the first index fastest)."""
+    for index in np.ndindex(shape[::-1]):
+        yield index[::-1]
+
+
+def _index(index: tuple[int, ...]) -> str:
+    return "(" + ",".join(str(i + 1) for i in index) + ")"
+
+
+def _object(value: Any, path: str, seen: dict[int, Any]) -> Any:
+    """An object, converted once however many references reach it: handle objects may refer
+    to each other in a cycle (an ImageDatastore does), which the result keeps."""
+    if id(value) in seen:
+        return seen[id(value)]
+    properties = value.properties
+    if isinstance(properties, tuple):  # an empty object array: only its size
+        return np.empty(properties, dtype=object)
+    if properties is None:  # object id 0: MATLAB saves a deleted (or weak) reference so
+        return MatlabObject(value.classname, {})
+    if not isinstance(properties, dict):
+        raise DLFormatError(f"variable {path!r} holds a {value.classname} object that mat-io could not decode")
+    if value.classname in NETWORK_CLASSES:
+        seen[id(value)] = result = network(value, path)
+        return result
+    converted: dict[str, Any] = {}
+    seen[id(value)] = result = MatlabObject(value.classname, converted)
+    for name, item in properties.items():
+        converted[name] = plain(item, f"{path}.{name}", seen)
+    return result
+
+
+def _function_cell(value: np.ndarray) -> bool:
+    """mat-io's form of a function handle saved inside an object: a 2×1 cell of the MCOS marker
+    and the handle's struct (``matlabroot``, ``function_handle``, ...)."""
+    if value.shape != (2, 1):
+        return False
+    marker, struct = value[0, 0], value[1, 0]
+    return (
+        isinstance(marker, np.ndarray)
+        and marker.dtype == np.uint32
+        and marker.size == 1
+        and int(marker.ravel()[0]) == 0xDD000000
+        and isinstance(struct, np.ndarray)
+        and struct.dtype.names is not None
+        and "function_handle" in struct.dtype.names
+    )
+
+
+def _function(value: np.ndarray, path: str, seen: dict[int, Any]) -> FunctionHandle:
+    struct = value[1, 0] if value.dtype == object and value.dtype.names is None else value
+    if struct.dtype.names is not None and "function_handle" in struct.dtype.names:
+        struct = struct[0, 0]["function_handle"]
+    fields = plain(struct, path, seen)
+    if not isinstance(fields, dict):
+        raise DLFormatError(f"variable {path!r} holds a function handle of an unknown layout")
+    text = str(fields.get("function", ""))
+    match = _FUNCTION_TEXT.match(text)  # anonymous functions are saved as "sf%<n>@(...)..."
+    return FunctionHandle(
+        text=match.group(1) if match else text,
+        type=str(fields.get("type", "")),
+        file=str(fields.get("file", "")),
+        workspace=fields.get("workspace"),
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# networks
+
+
+def network(value: Any, variable: str) -> SavedNetwork:
+    """A SeriesNetwork, DAGNetwork or dlnetwork object from mat-io as a :class:`SavedNetwork`."""
+    saved = _saveobj(value, variable)
+    kind = value.classname
+    graph = saved
+    if kind == "dlnetwork":
+        layer_graph = saved.get("LayerGraph")
+        if not isinstance(layer_graph, MatlabObject):
+            raise DLFormatError(f"variable {variable!r}: the dlnetwork saves no LayerGraph object")
+        graph = _saveobj_properties(layer_graph, f"{variable}.LayerGraph")
+    layers_value = graph.get("Layers")
+    if not isinstance(layers_value, np.ndarray) or layers_value.dtype != object:
+        raise DLFormatError(f"variable {variable!r}: the {kind} saves no Layers array")
+    layers = tuple(
+        _layer(item, f"{variable}.Layers({i})") for i, item in enumerate(layers_value.ravel(order="F"), 1)
+    )
+    connections = _connections(graph.get("Connections"), variable)
+    names = [layer.name for layer in layers]
+    if kind == "dlnetwork":
+        inputs = tuple(_names(saved.get("InputNames"))) or _graph_inputs(layers, connections)
+        outputs = tuple(_names(saved.get("OutputNames")))
+    else:
+        inputs = _graph_inputs(layers, connections) if kind == "DAGNetwork" else tuple(names[:1])
+        outputs = _graph_outputs(layers, connections) if kind == "DAGNetwork" else tuple(names[-1:])
+    classes = {
+        layer.name: tuple(_names(layer.properties.get("Categories", layer.properties.get("ClassNames"))))
+        for layer in layers
+        if "Categories" in layer.properties or "ClassNames" in layer.properties
+    }
+    version = saved.get("Version")
+    return SavedNetwork(
+        variable=variable,
+        kind=kind,
+        version=_number(version),
+        layers=layers,
+        connections=connections,
+        input_names=inputs,
+        output_names=outputs,
+        classes=classes,
+        properties={key: item for key, item in saved.items() if key not in ("Version", "Layers", "Connections")},
+    )
+
+
+def _saveobj(value: Any, path: str) -> dict[str, Any]:
+    properties = {name: plain(item, f"{path}.{name}") for name, item in value.properties.items()}
+    return _saveobj_properties(MatlabObject(value.classname, properties), path)
+
+
+def _saveobj_properties(obj: MatlabObject, path: str) -> dict[str, Any]:
+    saved = obj.properties.get("any")
+    if not isinstance(saved, dict):
+        raise DLFormatError(f"variable {path!r}: the {obj.classname} object holds no saveobj struct")
+    return saved
+
+
+def _layer(item: Any, path: str) -> SavedLayer:
+    if not isinstance(item, MatlabObject):
+        raise DLFormatError(f"variable {path!r} is not a layer object (it is a {type(item).__name__})")
+    saved = item.properties.get("any")
+    if isinstance(saved, dict):  # a built-in layer: its saveobj struct
+        properties = dict(saved)
+        version = _number(properties.pop("Version", None))
+    else:  # FunctionLayer, user classdef layers: their properties as they are
+        properties = dict(item.properties)
+        version = None
+    learnables = {}
+    for key, entry in properties.items():
+        learnable = _learnable(entry)
+        if learnable is not None:
+            learnables[key] = properties[key] = learnable
+    expression = None
+    handle = properties.get("PredictFcn")
+    if isinstance(handle, FunctionHandle):
+        expression = handle.text
+    name = properties.get("Name")
+    if not isinstance(name, str):
+        raise DLFormatError(f"variable {path!r}: the {item.classname} layer saves no Name")
+    return SavedLayer(name, item.classname, version, properties, learnables, expression)
+
+
+def _learnable(entry: Any) -> SavedLearnable | None:
+    """A learnable's saved struct (``Value`` with factors), or None for any other field."""
+    if not isinstance(entry, dict) or "Value" not in entry or "LearnRateFactor" not in entry:
+        return None
+    value = entry["Value"]
+    return SavedLearnable(
+        value=value if isinstance(value, np.ndarray) and value.size else None,
+        learn_rate_factor=entry.get("LearnRateFactor"),
+        l2_factor=entry.get("L2Factor"),
+        initializer=entry.get("Initializer"),
+        version=_number(entry.get("Version")),
+    )
+
+
+def _number(value: Any) -> int | None:
+    if isinstance(value, np.ndarray) and value.size == 1 and value.dtype.kind in "biuf":
+        return int(value.ravel()[0])
+    return None
+
+
+def _names(value: Any) -> list[str]:
+    """Names saved as a char row, a cell of char rows, a string array or a categorical."""
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return [value] if value else []
+    if hasattr(value, "categories") and not isinstance(value, np.ndarray):  # pandas.Categorical
+        return [str(category) for category in value.categories]
+    if isinstance(value, np.ndarray):
+        return [name for item in value.ravel(order="F") for name in _names(item)]
+    return [str(value)]
+
+
+def _connections(table: Any, variable: str) -> tuple[tuple[str, str], ...]:
+    if table is None:
+        return ()
+    columns = getattr(table, "columns", None)
+    if columns is None or "Source" not in columns or "Destination" not in columns:
+        raise DLFormatError(f"variable {variable!r}: its Connections are not a Source/Destination table")
+    pairs = []
+    for source, destination in zip(table["Source"], table["Destination"], strict=True):
+        pairs.append((_one_name(source, variable), _one_name(destination, variable)))
+    return tuple(pairs)
+
+
+def _one_name(value: Any, variable: str) -> str:
+    names = _names(plain(value, variable) if not isinstance(value, str) else value)
+    if len(names) != 1:
+        raise DLFormatError(f"variable {variable!r}: a connection names {names!r}, not one layer")
+    return names[0]
+
+
+def _graph_inputs(layers: tuple[SavedLayer, ...], connections: tuple[tuple[str, str], ...]) -> tuple[str, ...]:
+    """Layers nothing connects into (a DAGNetwork saves no InputNames)."""
+    fed = {destination.split("/")[0] for _, destination in connections}
+    return tuple(layer.name for layer in layers if layer.name not in fed)
+
+
+def _graph_outputs(layers: tuple[SavedLayer, ...], connections: tuple[tuple[str, str], ...]) -> tuple[str, ...]:
+    """Layers that connect into nothing."""
+    feeding = {source.split("/")[0] for source, _ in connections}
+    return tuple(layer.name for layer in layers if layer.name not in feeding)
+
+
+def networks(values: dict[str, Any]) -> dict[str, SavedNetwork]:
+    """The networks among variables already in dlformat's form."""
+    return {name: value for name, value in values.items() if isinstance(value, SavedNetwork)}
+
