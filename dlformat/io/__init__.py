@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from .._errors import DLFormatError
-from . import _atomic, _matv5, _matv73, _scan, _values
+from . import _atomic, _matv5, _matv73, _mcos, _scan, _values
 from ._learnables import load_learnables, save_learnables
 
 __all__ = ["load_learnables", "loadmat", "save_learnables", "savemat", "whos"]
@@ -61,10 +61,40 @@ def loadmat(path: str | os.PathLike[str], variable_names: Iterable[str] | None =
             if not isinstance(name, str):
                 raise DLFormatError(f"variable_names must be strings; got {name!r}")
     path, version, variables, size = _open(path)
+    objects: list[_values.ObjectError] = []
     with _reader_errors(path, "HDF5 file" if version == 73 else "file"):
         if version == 73:
-            return _matv73.read(path, wanted, size)
-        return _matv5.read(path, _matv5.select(path, variables, wanted), version)
+            loaded = _matv73.read(path, wanted, size, objects)
+        else:
+            loaded = _matv5.read(path, _matv5.select(path, variables, wanted, objects), version)
+        if not objects:
+            return loaded
+        decoded = _objects(path, version, objects, size)
+        # the file's order (or the caller's), objects in their places
+        order = [error.variable for error in objects] + list(loaded)
+        if wanted is not None:
+            order = list(dict.fromkeys(wanted))
+        elif version != 73:
+            order = [variable.name for variable in variables]
+        return {name: decoded[name] if name in decoded else loaded[name] for name in order}
+
+
+def _objects(path: Path, version: int, found: list[_values.ObjectError], size: int) -> dict[str, Any]:
+    """Variables holding MATLAB objects (``found``: the reader's refusal of each), through mat-io,
+    after the file's objects and subsystem block pass the structural checks; in dlformat's forms
+    (networks as :class:`~dlformat.io._mcos.SavedNetwork` descriptions)."""
+    try:
+        _mcos.matio(path)
+    except DLFormatError:
+        raise DLFormatError(f"{found[0]}; or decode MATLAB objects with mat-io, {_mcos.INSTALL}") from None
+    if version == 73:
+        _matv73.check_objects(path, size)
+    else:
+        with open(path, "rb") as file:
+            _scan.scan(file, size, objects=True)
+    names = [error.variable for error in found]
+    values = _mcos.read(path, version, names)
+    return {name: _mcos.plain(values[name], name) for name in names}
 
 
 @contextlib.contextmanager

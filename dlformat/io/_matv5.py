@@ -24,7 +24,7 @@ from scipy.io.matlab._mio5 import MatFile5Reader
 from .._errors import DLFormatError
 from . import _direct
 from ._scan import Variable
-from ._values import NUMERIC_CLASSES, StructArray, check_wanted, object_error
+from ._values import NUMERIC_CLASSES, ObjectError, StructArray, check_wanted, object_error
 
 _OPTIONS = {"squeeze_me": False, "chars_as_strings": True}
 
@@ -55,8 +55,14 @@ def _units_codec(name: str) -> codecs.CodecInfo | None:
 codecs.register(_units_codec)
 
 
-def select(path: Path, variables: Sequence[Variable], wanted: list[str] | None) -> list[Variable]:
-    """The variables ``wanted`` names (all when None), each checked to be one plain variable."""
+def select(
+    path: Path,
+    variables: Sequence[Variable],
+    wanted: list[str] | None,
+    objects: list[ObjectError] | None = None,
+) -> list[Variable]:
+    """The variables ``wanted`` names (all when None), each checked to be one plain variable;
+    with an ``objects`` list, the refusals of those holding MATLAB objects go there instead."""
     by_name: dict[str, list[Variable]] = {}
     for variable in variables:
         by_name.setdefault(variable.name, []).append(variable)
@@ -76,10 +82,13 @@ def select(path: Path, variables: Sequence[Variable], wanted: list[str] | None) 
                 f"{', '.join(str(variable.number) for variable in found)}); dlformat will not choose one"
             )
         variable = found[0]
-        if variable.is_object:
-            raise object_error(name, variable.matlab_class)
-        if variable.hidden_object is not None:
-            raise object_error(*variable.hidden_object)
+        if variable.is_object or variable.hidden_object is not None:
+            path_, class_name = variable.hidden_object or (name, variable.matlab_class)
+            error = object_error(path_, class_name, name)
+            if objects is None:
+                raise error
+            objects.append(error)
+            continue
         chosen.append(variable)
     return chosen
 

@@ -32,13 +32,23 @@ from .._errors import DLFormatError
 # the README's command, as _matv73.INSTALL does
 INSTALL = 'the dlformat[matlab] extra; install it with pip install -e ".[matlab]" from the dlformat repository'
 NETWORK_CLASSES = ("SeriesNetwork", "DAGNetwork", "dlnetwork")
+LAYER_ARRAY_CLASS = "nnet.cnn.layer.Layer"  # the base class MATLAB saves a Layers array as
+# the saved fields that make each class's MATLAB State (docs/loading_networks.md)
+_STATE_FIELDS = {
+    "BatchNormalizationLayer": ("TrainedMean", "TrainedVariance"),
+    "LSTMLayer": ("HiddenState", "CellState"),
+    "BiLSTMLayer": ("HiddenState", "CellState"),
+    "GRULayer": ("HiddenState",),
+}
 _FUNCTION_TEXT = re.compile(r"sf%\d+(@.*)\Z", re.DOTALL)
 
 
 def matio(reading: Path | None = None) -> Any:
     """The mat-io package, or a DLFormatError that says how to install it."""
     try:
-        import matio
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # pandas' notes on options mat-io sets at import
+            import matio
         import matio.utils.matclass
         import matio.utils.matheaders
         import matio.v5.matreader5
@@ -96,14 +106,18 @@ class SavedLayer:
     the object's metadata; ``version`` is the ``Version`` field of its saveobj struct (``None`` for
     a layer saved without saveobj: FunctionLayer, user classdef layers). ``properties`` holds every
     saved field except ``Version``, in dlformat's value form, learnables included as
-    :class:`SavedLearnable`; ``learnables`` repeats those by field name. ``expression`` is a
-    FunctionLayer's MATLAB text (never evaluated)."""
+    :class:`SavedLearnable`; ``learnables`` repeats those by field name. ``state`` holds the
+    fields that make the layer's MATLAB ``State`` (batch normalization's ``TrainedMean`` and
+    ``TrainedVariance``; a recurrent layer's ``HiddenState`` and ``CellState``, saved as structs
+    whose ``Value`` is given here). ``expression`` is a FunctionLayer's MATLAB text (never
+    evaluated)."""
 
     name: str
     matlab_class: str
     version: int | None
     properties: dict[str, Any]
     learnables: dict[str, SavedLearnable] = field(default_factory=dict)
+    state: dict[str, Any] = field(default_factory=dict)
     expression: str | None = None
 
 
@@ -137,7 +151,7 @@ def read(path: Path, version: int, names: list[str]) -> dict[str, Any]:
     """The variables ``names`` of a scanned file as mat-io returns them, every object carrying
     its own class; mat-io's warnings (a part it could not decode) raise."""
     mio = matio(path)
-    warning_types = (mio.utils.matclass.MatReadWarning, mio.utils.matclass.MatConvertWarning)
+    warning_types = (mio.utils.matclass.MatReadWarning,)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         if version == 73:
@@ -145,16 +159,16 @@ def read(path: Path, version: int, names: list[str]) -> dict[str, Any]:
 
             with h5py.File(path, "r") as file:
                 subsystem = mio.v7.matreader7.read_subsystem(file, "<", False, False)
+                _check_parsed(path, subsystem, caught, warning_types)
                 values = mio.v7.matreader7.MatRead7(file, subsystem).get_variables(list(names))
         else:
             offset, _, order = mio.utils.matheaders.read_mat_header(str(path))
             with open(path, "rb") as file:
                 subsystem = mio.v5.matreader5.read_subsystem(file, offset, order, False, False)
+                _check_parsed(path, subsystem, caught, warning_types)
                 reader = mio.v5.matreader5.MatFile5Reader(file, byte_order=order, subsystem=subsystem)
                 values = reader.get_variables(list(names))
-    for warning in caught:
-        if issubclass(warning.category, warning_types) or "nreadable" in str(warning.message):
-            raise DLFormatError(f"cannot read {path}: its MATLAB objects are malformed ({warning.message})")
+    _check_warnings(path, caught, warning_types)
     if subsystem is not None:
         set_own_classes(subsystem)
     values.pop("__globals__", None)
@@ -162,6 +176,99 @@ def read(path: Path, version: int, names: list[str]) -> dict[str, Any]:
     if missing:
         raise DLFormatError(f"cannot read {path}: mat-io found no variable {missing[0]!r}")
     return values
+
+
+def _check_warnings(path: Path, caught: list[warnings.WarningMessage], types: tuple[type, ...]) -> None:
+    """mat-io's read warnings are failures (it returns an object's raw metadata, or skips the
+    subsystem, and goes on), except its notes of metadata it does not know. Its conversion
+    warnings are not: the object comes back in its general form (its class and properties)."""
+    for warning in caught:
+        text = str(warning.message)
+        failed = issubclass(warning.category, types) and not text.startswith(("Unknown", "Encountered unknown"))
+        if failed or "nreadable" in text:
+            raise DLFormatError(f"cannot read {path}: its MATLAB objects are malformed ({text})")
+
+
+def _check_parsed(path: Path, subsystem: Any, caught: list[warnings.WarningMessage], types: tuple[type, ...]) -> None:
+    """The subsystem's metadata, as mat-io parsed it, checked before any object is decoded."""
+    _check_warnings(path, caught, types)
+    if subsystem is None:
+        return
+    if subsystem.version is None:
+        raise DLFormatError(f"cannot read {path}: its subsystem block holds no MCOS data mat-io can read")
+    problem = subsystem_problem(subsystem)
+    if problem:
+        raise DLFormatError(f"cannot read {path}: its subsystem block is malformed: {problem}")
+
+
+def subsystem_problem(subsystem: Any) -> str | None:
+    """What is wrong with the FileWrapper__ metadata mat-io parsed, or None.
+
+    mat-io follows the metadata's numbers as they are: a record's property count steps its walk
+    through a region (a negative one walks backwards, without end), and ids index the regions.
+    Every record of every region is walked here once, forwards: counts non-negative, records
+    inside their region, every name, class, object, record and saved-property index in range.
+    """
+    names = len(subsystem.mcos_names)
+    saved = len(subsystem.mcos_props_saved)
+    classes = np.asarray(subsystem.class_id_metadata, dtype=np.int64)
+    objects = np.asarray(subsystem.object_id_metadata, dtype=np.int64)
+    if classes.size % 4 or objects.size % 6:
+        return "its class or object table is not whole records"
+    if (classes < 0).any() or (objects < 0).any():
+        return "its class or object table holds negative numbers"
+    if classes.size and (classes.reshape(-1, 4)[:, :2] > names).any():
+        return "a class names a name it does not hold"
+    if (classes.reshape(-1, 4)[1:, 1] < 1).any():
+        return "a class has no name"
+    table = objects.reshape(-1, 6)
+    if (table[:, 0] >= classes.size // 4).any():
+        return "an object names a class it does not hold"
+    saveobj = _records(subsystem.saveobj_metadata, 3, names, saved, first=None)
+    normal = _records(subsystem.nobj_metadata, 3, names, saved, first=None)
+    dynamic = _records(subsystem.dynprop_metadata, 1, names, len(table), first=0)
+    for region, count in (("saveobj", saveobj), ("object", normal), ("dynamic property", dynamic)):
+        if isinstance(count, str):
+            return f"its {region} region: {count}"
+    if (table[1:, 3] >= saveobj).any() or (table[1:, 4] >= normal).any():
+        return "an object names a property record the file does not hold"
+    if dynamic and (table[1:, 5] >= dynamic).any():
+        return "an object names a dynamic property record the file does not hold"
+    aliases = np.asarray(getattr(subsystem, "mcos_class_alias_metadata", []), dtype=np.int64).ravel()
+    if ((aliases < 0) | (aliases > names)).any():
+        return "a class alias names a name it does not hold"
+    return None
+
+
+def _records(region: Any, fields: int, names: int, values: int, first: int | None) -> int | str:
+    """The number of records in a region (each a count, then count × ``fields`` numbers, padded
+    to an even length), or what is wrong with it. Properties (3 fields) are (name, kind, value):
+    kind 0 names a name, 1 a saved property, 2 holds a number; dynamic properties (1 field) are
+    object ids. The first record starts at ``first``, or (as mat-io reads property regions) at
+    the offset the region's first number gives."""
+    data = np.asarray(region, dtype=np.int64).ravel()
+    if not data.size:
+        return 0
+    offset, count = int(data[0]) if first is None else first, 0
+    if offset < 0:
+        return "it starts at a negative offset"
+    while offset < data.size:
+        n = int(data[offset])
+        end = offset + 1 + fields * n
+        if n < 0 or end > data.size:
+            return f"record {count} declares {n} entries, beyond the region"
+        entries = data[offset + 1 : end].reshape(n, fields)
+        if fields == 3 and n:
+            name, kind, value = entries.T
+            if ((name < 1) | (name > names)).any() or ((kind < 0) | (kind > 2)).any():  # type: ignore[operator]
+                return f"record {count} names a property it does not hold"
+            if ((kind == 0) & ((value < 1) | (value > names))).any() or ((kind == 1) & ((value < 0) | (value >= values))).any():  # type: ignore[operator]
+                return f"record {count} refers to a value it does not hold"
+        elif fields == 1 and ((entries < 0) | (entries >= values)).any():
+            return f"record {count} names an object it does not hold"
+        offset = end + end % 2
+        count += 1
+    return count
 
 
 def set_own_classes(subsystem: Any) -> None:
@@ -204,10 +311,16 @@ def plain(value: Any, path: str, seen: dict[int, Any] | None = None) -> Any:
     if isinstance(value, mc.MatlabOpaqueArray):
         objects = np.empty(value.shape, dtype=object)
         for index in np.ndindex(value.shape):
-            objects[index] = plain(value[index], f"{path}{_index(index)}", seen)
+            item = plain(value[index], f"{path}{_index(index)}", seen)
+            # an array of layers (the array's class is the layers' base class)
+            layer = value.classname == LAYER_ARRAY_CLASS and isinstance(item, MatlabObject)
+            objects[index] = _layer(item, f"{path}{_index(index)}") if layer else item
         return objects
     if isinstance(value, mc.MatlabFunction):
         return _function(value, path, seen)
+    if isinstance(value, mc.MatlabObject):  # an old-style (pre-classdef) object: a struct with a class
+        fields = plain(np.asarray(value), path, seen)
+        return MatlabObject(value.classname, fields if isinstance(fields, dict) else {"": fields})
     if isinstance(value, mc.EmptyMatStruct):
         return {}
     if not isinstance(value, np.ndarray) or isinstance(value, mc.MatlabEnumerationArray):
@@ -317,10 +430,13 @@ def network(value: Any, variable: str) -> SavedNetwork:
             raise DLFormatError(f"variable {variable!r}: the dlnetwork saves no LayerGraph object")
         graph = _saveobj_properties(layer_graph, f"{variable}.LayerGraph")
     layers_value = graph.get("Layers")
+    if isinstance(layers_value, (MatlabObject, SavedLayer)):  # one layer: saved as a scalar object
+        layers_value = np.array([layers_value], dtype=object)
     if not isinstance(layers_value, np.ndarray) or layers_value.dtype != object:
         raise DLFormatError(f"variable {variable!r}: the {kind} saves no Layers array")
     layers = tuple(
-        _layer(item, f"{variable}.Layers({i})") for i, item in enumerate(layers_value.ravel(order="F"), 1)
+        item if isinstance(item, SavedLayer) else _layer(item, f"{variable}.Layers({i})")
+        for i, item in enumerate(layers_value.ravel(order="F"), 1)
     )
     connections = _connections(graph.get("Connections"), variable)
     names = [layer.name for layer in layers]
@@ -376,6 +492,10 @@ def _layer(item: Any, path: str) -> SavedLayer:
         learnable = _learnable(entry)
         if learnable is not None:
             learnables[key] = properties[key] = learnable
+    state = {}
+    for key in _STATE_FIELDS.get(item.classname.rsplit(".", 1)[-1], ()):
+        entry = properties.get(key)
+        state[key] = entry.get("Value") if isinstance(entry, dict) else entry
     expression = None
     handle = properties.get("PredictFcn")
     if isinstance(handle, FunctionHandle):
@@ -383,7 +503,7 @@ def _layer(item: Any, path: str) -> SavedLayer:
     name = properties.get("Name")
     if not isinstance(name, str):
         raise DLFormatError(f"variable {path!r}: the {item.classname} layer saves no Name")
-    return SavedLayer(name, item.classname, version, properties, learnables, expression)
+    return SavedLayer(name, item.classname, version, properties, learnables, state, expression)
 
 
 def _learnable(entry: Any) -> SavedLearnable | None:
