@@ -230,9 +230,11 @@ def subsystem_problem(subsystem: Any) -> str | None:
     for region, count in (("saveobj", saveobj), ("object", normal), ("dynamic property", dynamic)):
         if isinstance(count, str):
             return f"its {region} region: {count}"
-    if (table[1:, 3] >= saveobj).any() or (table[1:, 4] >= normal).any():
+    rows = table[1:]  # an object's properties are in its saveobj record, or else its plain one
+    saved_in = rows[:, 3] != 0
+    if (saved_in & (rows[:, 3] >= saveobj)).any() or (~saved_in & (rows[:, 4] >= normal)).any():
         return "an object names a property record the file does not hold"
-    if dynamic and (table[1:, 5] >= dynamic).any():
+    if dynamic and (rows[:, 5] >= dynamic).any():
         return "an object names a dynamic property record the file does not hold"
     aliases = np.asarray(getattr(subsystem, "mcos_class_alias_metadata", []), dtype=np.int64).ravel()
     if ((aliases < 0) | (aliases > names)).any():
