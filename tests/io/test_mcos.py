@@ -8,6 +8,8 @@ network files run under the limits of isolation.py.
 from __future__ import annotations
 
 import random
+import struct
+import zlib
 from collections import Counter
 
 import numpy as np
@@ -17,7 +19,7 @@ from dlformat import DLFormatError
 from dlformat.io import _mcos, loadmat
 
 from .isolation import findings, run_cases, summary
-from .test_hostile import mutate
+from .test_hostile import element, matrix, mutate, write
 
 matio = pytest.importorskip("matio")
 
@@ -242,18 +244,75 @@ def test_mat_io_forms_of_containers_map_and_datetime(tmp_path):
 
 
 # -- hostile: mutated network files ------------------------------------------------------------
-def network_cases(networks, count: int, base_seed: int) -> list[tuple[str, bytes]]:
-    """Mutated copies of the network files under 1 MiB (bytes flipped, cut, duplicated, zeroed,
-    or set to huge numbers), from seeds."""
-    originals = {
-        path.name: path.read_bytes() for path in sorted(networks.glob("*.mat")) if path.stat().st_size < 2**20
-    }
+def uncompressed_network(data: bytes) -> tuple[bytes, int, int] | None:
+    """A version 7 network file with every variable stored plainly (so that mutations reach the
+    objects' structure rather than break a zlib stream), its header's subsystem offset moved with
+    the subsystem block, and where that block lies in it."""
+    if data[126:128] != b"IM" or data[124:126] != b"\x00\x01":
+        return None
+    subsystem = struct.unpack("<Q", data[116:124])[0]
+    out, position, size, block = [data[:128]], 128, 128, (0, 0)
+    while position + 8 <= len(data):
+        kind, nbytes = struct.unpack("<II", data[position : position + 8])
+        if kind == 15:
+            inner = zlib.decompress(data[position + 8 : position + 8 + nbytes])
+            piece, position = inner + b"\0" * (-len(inner) % 8), position + 8 + nbytes
+        else:
+            end = position + 8 + nbytes + (-nbytes % 8)
+            piece, position = data[position:end], end
+        if position - (8 + nbytes if kind == 15 else len(piece)) == subsystem:
+            block = (size, size + len(piece))
+        out.append(piece)
+        size += len(piece)
+    header = bytearray(out[0])
+    header[116:124] = struct.pack("<Q", block[0])
+    return header + b"".join(out[1:]), *block
+
+
+def in_place(data: bytes, start: int, end: int, rng: random.Random) -> bytes:
+    """Bits flipped, bytes zeroed or words set to huge numbers between ``start`` and ``end``."""
+    out = bytearray(data)
+    for _ in range(rng.randint(1, 4)):
+        at = rng.randrange(start, end)
+        kind = rng.choice(["flip", "zero", "huge"])
+        if kind == "flip":
+            out[at] ^= 1 << rng.randrange(8)
+        elif kind == "zero":
+            out[at : at + rng.randint(1, 16)] = bytes(len(out[at : at + 16]))[: len(out[at : at + rng.randint(1, 16)])]
+        else:
+            at -= at % 4
+            word = rng.choice([0x7FFFFFFF, 0xFFFFFFFF, 0x80000000, 2**20, 0xDD000000, 0])
+            out[at : at + 4] = struct.pack("<I", word)[: len(out) - at]
+    return bytes(out)
+
+
+def network_cases(networks, count: int, base_seed: int, largest: int = 2**20) -> list[tuple[str, bytes]]:
+    """Mutated copies of the network files up to ``largest`` bytes (bytes flipped, cut,
+    duplicated, zeroed, or set to huge numbers), from seeds: mostly uncompressed copies, half of
+    those mutated inside the subsystem block only (where the objects' state lies; elsewhere,
+    mutations mostly land in weight values)."""
+    originals = {}
+    for path in sorted(networks.glob("*.mat")):
+        if path.stat().st_size <= largest:
+            data = path.read_bytes()
+            originals[path.name] = (data, 0, 0)
+            plain = uncompressed_network(data)
+            if plain is not None:
+                originals[f"{path.name} (uncompressed)"] = plain
     names = sorted(originals)
     cases = []
     for seed in range(base_seed, base_seed + count):
         rng = random.Random(seed)
         name = rng.choice(names)
-        cases.append((f"seed {seed}: {name}", mutate(originals[name], rng)))
+        data, start, end = originals[name]
+        if end and rng.random() < 0.6:
+            # in place (sizes kept, so the walk gets past the outer elements), mostly in the
+            # subsystem's first KiB: the metadata mat-io parses and the first objects' structure
+            name += ", subsystem block"
+            data = in_place(data, start, min(end, start + 1024) if rng.random() < 0.7 else end, rng)
+        else:
+            data = mutate(data, rng)
+        cases.append((f"seed {seed}: {name}", data))
     return cases
 
 
@@ -265,6 +324,58 @@ def test_mutated_network_files_end_in_a_result_or_a_clear_error(networks, tmp_pa
 
 @pytest.mark.slow
 def test_mutated_network_files_long_run(networks, tmp_path):
-    results = run_cases(network_cases(networks, 2000, base_seed=50_000), tmp_path)
+    results = run_cases(network_cases(networks, 2000, base_seed=50_000, largest=4 * 2**20), tmp_path)
     print(summary(results))
     assert findings(results) == []
+
+
+# -- hostile: crafted objects ------------------------------------------------------------------
+def opaque(name: bytes, data: bytes) -> bytes:
+    """A top-level MCOS object: flags (class 17), its name, the type system, its class, its data."""
+    body = element(6, struct.pack("<II", 17, 0)) + element(1, name) + element(1, b"MCOS") + element(1, b"Thing")
+    return element(14, body + data)
+
+
+def reference(*words: int) -> bytes:
+    return matrix(13, (len(words), 1), b"", element(6, struct.pack(f"<{len(words)}I", *words)))
+
+
+CRAFTED = {
+    # mat-io makes an object array of the declared size before filling it: 2^32 entries
+    "a reference declaring 65536×65536 objects and listing one": (
+        opaque(b"x", reference(0xDD000000, 2, 65536, 65536, 1, 1)),
+        r"variable 1 \(object data\) is an object reference declaring 4294967296 objects \(65536×65536\) but listing 1",
+    ),
+    "a reference of 40 dimensions": (
+        opaque(b"x", reference(0xDD000000, 40, 1, 1, 1)), r"object reference with 40 dimensions \(2 to 32\)"
+    ),
+    # mat-io makes an empty cell of the declared size for a function handle without contents
+    "an empty function handle of 65536×65536": (
+        matrix(16, (65536, 65536), b"f"), r"'f' declares 4294967296 elements of a function handle without contents"
+    ),
+    "object data declaring more bytes than it holds": (
+        opaque(b"x", element(14, b"", declared=1 << 31)), r"declares 2147483648 bytes but only 0 remain"
+    ),
+}
+
+
+@pytest.mark.parametrize(("variable", "reason"), list(CRAFTED.values()), ids=list(CRAFTED))
+def test_crafted_object_data_is_refused_before_mat_io_reads_it(tmp_path, variable, reason):
+    with pytest.raises(DLFormatError, match=reason):
+        loadmat(write(tmp_path, variable))
+
+
+def test_subsystem_metadata_is_checked_before_objects_decode(tmp_path):
+    """A negative property count would walk mat-io's record offsets backwards without end."""
+    values = {"m": matio.utils.matclass.MatlabContainerMap({"a": np.array([[1.0]])})}
+    matio.save_to_mat(str(tmp_path / "map.mat"), values, version="v7")
+    offset, _, order = matio.utils.matheaders.read_mat_header(str(tmp_path / "map.mat"))
+    with open(tmp_path / "map.mat", "rb") as file:
+        subsystem = matio.v5.matreader5.read_subsystem(file, offset, order, False, False)
+    assert _mcos.subsystem_problem(subsystem) is None
+    records = subsystem.nobj_metadata.copy()
+    records[2] = -1  # the count of the first object's properties
+    subsystem.nobj_metadata = records
+    assert _mcos.subsystem_problem(subsystem) == "its object region: record 1 declares -1 entries, beyond the region"
+    subsystem.nobj_metadata = np.concatenate([records[:2], [1, 99, 1, 0]])  # a name the file lacks
+    assert _mcos.subsystem_problem(subsystem) == "its object region: record 1 names a property it does not hold"
