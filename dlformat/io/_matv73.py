@@ -24,7 +24,14 @@ import numpy as np
 import scipy.sparse
 
 from .._errors import DLFormatError
-from ._scan import MAX_DEFLATE_RATIO, MAX_DEPTH, MAX_OBJECT_DIMS, check_reference, reference_dims, sparse_entry
+from ._scan import (
+    MAX_DEFLATE_RATIO,
+    MAX_DEPTH,
+    MAX_OBJECT_DIMS,
+    check_reference,
+    reference_dims,
+    sparse_entry,
+)
 from ._values import (
     CLASS_OF_DTYPE,
     NUMERIC_CLASSES,
@@ -614,7 +621,11 @@ class _Checker(_Reader):
             self.seen[address] = True
             for key in list(oid):
                 name = key.decode("latin-1")
-                self.visit(self.open(oid, name, f"{path.rstrip('/')}/{name}"), f"{path.rstrip('/')}/{name}", depth + 1)
+                self.visit(
+                    self.open(oid, name, f"{path.rstrip('/')}/{name}"),
+                    f"{path.rstrip('/')}/{name}",
+                    depth + 1,
+                )
             return
         if oid.get_type().equal(self.h5py.h5t.STD_REF_OBJ):
             self.seen[address] = True

@@ -30,7 +30,9 @@ from .._errors import DLFormatError
 
 # dlformat is installed from its repository, not from a package registry: name the extra and
 # the README's command, as _matv73.INSTALL does
-INSTALL = 'the dlformat[matlab] extra; install it with pip install -e ".[matlab]" from the dlformat repository'
+INSTALL = (
+    'the dlformat[matlab] extra; install it with pip install -e ".[matlab]" from the dlformat repository'
+)
 NETWORK_CLASSES = ("SeriesNetwork", "DAGNetwork", "dlnetwork")
 LAYER_ARRAY_CLASS = "nnet.cnn.layer.Layer"  # the base class MATLAB saves a Layers array as
 # the saved fields that make each class's MATLAB State (docs/loading_networks.md)
@@ -175,7 +177,7 @@ def read(path: Path, version: int, names: list[str]) -> dict[str, Any]:
     missing = [name for name in names if name not in values]
     if missing:
         raise DLFormatError(f"cannot read {path}: mat-io found no variable {missing[0]!r}")
-    return values
+    return dict(values)
 
 
 def _check_warnings(path: Path, caught: list[warnings.WarningMessage], types: tuple[type, ...]) -> None:
@@ -184,12 +186,16 @@ def _check_warnings(path: Path, caught: list[warnings.WarningMessage], types: tu
     warnings are not: the object comes back in its general form (its class and properties)."""
     for warning in caught:
         text = str(warning.message)
-        failed = issubclass(warning.category, types) and not text.startswith(("Unknown", "Encountered unknown"))
+        failed = issubclass(warning.category, types) and not text.startswith(
+            ("Unknown", "Encountered unknown")
+        )
         if failed or "nreadable" in text:
             raise DLFormatError(f"cannot read {path}: its MATLAB objects are malformed ({text})")
 
 
-def _check_parsed(path: Path, subsystem: Any, caught: list[warnings.WarningMessage], types: tuple[type, ...]) -> None:
+def _check_parsed(
+    path: Path, subsystem: Any, caught: list[warnings.WarningMessage], types: tuple[type, ...]
+) -> None:
     """The subsystem's metadata, as mat-io parsed it, checked before any object is decoded."""
     _check_warnings(path, caught, types)
     if subsystem is None:
@@ -224,12 +230,13 @@ def subsystem_problem(subsystem: Any) -> str | None:
     table = objects.reshape(-1, 6)
     if (table[:, 0] >= classes.size // 4).any():
         return "an object names a class it does not hold"
-    saveobj = _records(subsystem.saveobj_metadata, 3, names, saved, first=None)
-    normal = _records(subsystem.nobj_metadata, 3, names, saved, first=None)
-    dynamic = _records(subsystem.dynprop_metadata, 1, names, len(table), first=0)
-    for region, count in (("saveobj", saveobj), ("object", normal), ("dynamic property", dynamic)):
-        if isinstance(count, str):
-            return f"its {region} region: {count}"
+    try:
+        saveobj = _records(subsystem.saveobj_metadata, 3, names, saved, None, "saveobj")
+        normal = _records(subsystem.nobj_metadata, 3, names, saved, None, "object")
+        dynamic = _records(subsystem.dynprop_metadata, 1, names, len(table), 0, "dynamic property")
+    except _MalformedError as problem:
+        region, reason = problem.args
+        return f"its {region} region: {reason}"
     rows = table[1:]  # an object's properties are in its saveobj record, or else its plain one
     saved_in = rows[:, 3] != 0
     if (saved_in & (rows[:, 3] >= saveobj)).any() or (~saved_in & (rows[:, 4] >= normal)).any():
@@ -242,32 +249,38 @@ def subsystem_problem(subsystem: Any) -> str | None:
     return None
 
 
-def _records(region: Any, fields: int, names: int, values: int, first: int | None) -> int | str:
+class _MalformedError(Exception):
+    """(the region, what is wrong with it) in a subsystem's metadata."""
+
+
+def _records(region: Any, fields: int, names: int, values: int, first: int | None, what: str) -> int:
     """The number of records in a region (each a count, then count × ``fields`` numbers, padded
-    to an even length), or what is wrong with it. Properties (3 fields) are (name, kind, value):
-    kind 0 names a name, 1 a saved property, 2 holds a number; dynamic properties (1 field) are
-    object ids. The first record starts at ``first``, or (as mat-io reads property regions) at
-    the offset the region's first number gives."""
+    to an even length); ``_MalformedError`` says what is wrong with it. Properties (3 fields) are
+    (name, kind, value): kind 0 names a name, 1 a saved property, 2 holds a number; dynamic
+    properties (1 field) are object ids. The first record starts at ``first``, or (as mat-io
+    reads property regions) at the offset the region's first number gives."""
     data = np.asarray(region, dtype=np.int64).ravel()
     if not data.size:
         return 0
     offset, count = int(data[0]) if first is None else first, 0
     if offset < 0:
-        return "it starts at a negative offset"
+        raise _MalformedError(what, "it starts at a negative offset")
     while offset < data.size:
         n = int(data[offset])
         end = offset + 1 + fields * n
         if n < 0 or end > data.size:
-            return f"record {count} declares {n} entries, beyond the region"
+            raise _MalformedError(what, f"record {count} declares {n} entries, beyond the region")
         entries = data[offset + 1 : end].reshape(n, fields)
         if fields == 3 and n:
             name, kind, value = entries.T
-            if ((name < 1) | (name > names)).any() or ((kind < 0) | (kind > 2)).any():  # type: ignore[operator]
-                return f"record {count} names a property it does not hold"
-            if ((kind == 0) & ((value < 1) | (value > names))).any() or ((kind == 1) & ((value < 0) | (value >= values))).any():  # type: ignore[operator]
-                return f"record {count} refers to a value it does not hold"
+            if ((name < 1) | (name > names)).any() or ((kind < 0) | (kind > 2)).any():
+                raise _MalformedError(what, f"record {count} names a property it does not hold")
+            if ((kind == 0) & ((value < 1) | (value > names))).any() or (
+                (kind == 1) & ((value < 0) | (value >= values))
+            ).any():
+                raise _MalformedError(what, f"record {count} refers to a value it does not hold")
         elif fields == 1 and ((entries < 0) | (entries >= values)).any():
-            return f"record {count} names an object it does not hold"
+            raise _MalformedError(what, f"record {count} names an object it does not hold")
         offset = end + end % 2
         count += 1
     return count
@@ -372,10 +385,12 @@ def _object(value: Any, path: str, seen: dict[int, Any]) -> Any:
     if properties is None:  # object id 0: MATLAB saves a deleted (or weak) reference so
         return MatlabObject(value.classname, {})
     if not isinstance(properties, dict):
-        raise DLFormatError(f"variable {path!r} holds a {value.classname} object that mat-io could not decode")
+        raise DLFormatError(
+            f"variable {path!r} holds a {value.classname} object that mat-io could not decode"
+        )
     if value.classname in NETWORK_CLASSES:
-        seen[id(value)] = result = network(value, path)
-        return result
+        seen[id(value)] = described = network(value, path)
+        return described
     converted: dict[str, Any] = {}
     seen[id(value)] = result = MatlabObject(value.classname, converted)
     for name, item in properties.items():
@@ -463,7 +478,9 @@ def network(value: Any, variable: str) -> SavedNetwork:
         input_names=inputs,
         output_names=outputs,
         classes=classes,
-        properties={key: item for key, item in saved.items() if key not in ("Version", "Layers", "Connections")},
+        properties={
+            key: item for key, item in saved.items() if key not in ("Version", "Layers", "Connections")
+        },
     )
 
 
@@ -560,13 +577,17 @@ def _one_name(value: Any, variable: str) -> str:
     return names[0]
 
 
-def _graph_inputs(layers: tuple[SavedLayer, ...], connections: tuple[tuple[str, str], ...]) -> tuple[str, ...]:
+def _graph_inputs(
+    layers: tuple[SavedLayer, ...], connections: tuple[tuple[str, str], ...]
+) -> tuple[str, ...]:
     """Layers nothing connects into (a DAGNetwork saves no InputNames)."""
     fed = {destination.split("/")[0] for _, destination in connections}
     return tuple(layer.name for layer in layers if layer.name not in fed)
 
 
-def _graph_outputs(layers: tuple[SavedLayer, ...], connections: tuple[tuple[str, str], ...]) -> tuple[str, ...]:
+def _graph_outputs(
+    layers: tuple[SavedLayer, ...], connections: tuple[tuple[str, str], ...]
+) -> tuple[str, ...]:
     """Layers that connect into nothing."""
     feeding = {source.split("/")[0] for source, _ in connections}
     return tuple(layer.name for layer in layers if layer.name not in feeding)
@@ -575,4 +596,3 @@ def _graph_outputs(layers: tuple[SavedLayer, ...], connections: tuple[tuple[str,
 def networks(values: dict[str, Any]) -> dict[str, SavedNetwork]:
     """The networks among variables already in dlformat's form."""
     return {name: value for name, value in values.items() if isinstance(value, SavedNetwork)}
-

@@ -36,7 +36,7 @@ import functools
 import struct
 import zlib
 from dataclasses import dataclass, replace
-from typing import BinaryIO, TypeAlias, cast
+from typing import Any, BinaryIO, TypeAlias, cast
 
 import numpy as np
 
@@ -769,7 +769,9 @@ def check_reference(label: str, words: list[int], count: int) -> None:
         return
     ndims = words[1]
     if not 2 <= ndims <= MAX_OBJECT_DIMS or 2 + ndims > len(words):
-        raise DLFormatError(f"{label} is an object reference with {ndims} dimensions (2 to {MAX_OBJECT_DIMS})")
+        raise DLFormatError(
+            f"{label} is an object reference with {ndims} dimensions (2 to {MAX_OBJECT_DIMS})"
+        )
     objects = _count(tuple(words[2 : 2 + ndims]))
     if count != 3 + ndims + objects:
         raise DLFormatError(
@@ -888,7 +890,11 @@ def _uncompressed(walker: _Walker, file: BinaryIO, position: int, nbytes: int, w
     walker.stream = _FileStream(file, position + 8, end)
     variable = walker.variable(end, what)
     stream = walker.stream
-    if (walker.objects or not variable.is_object) and not walker.tail_unread and stream.base + stream.at != end:
+    if (
+        (walker.objects or not variable.is_object)
+        and not walker.tail_unread
+        and stream.base + stream.at != end
+    ):
         raise DLFormatError(
             f"{what} declares {nbytes} bytes but its contents take {stream.base + stream.at - position - 8}"
         )
@@ -916,7 +922,7 @@ def _subsystem(walker: _Walker, file: BinaryIO, variable: Variable) -> None:
     what = "the subsystem block"
     if variable.matlab_class != "uint8" or variable.direct is None:
         raise DLFormatError(f"{what} is a {variable.matlab_class} array, not MATLAB's uint8 stream")
-    data = _direct.read(file, variable.direct, "subsystem").tobytes()
+    data = _direct.read(cast(Any, file), variable.direct, "subsystem").tobytes()
     if len(data) < 16:
         raise DLFormatError(f"{what} holds {len(data)} bytes, too few for its header and one element")
     marker = data[2:4]

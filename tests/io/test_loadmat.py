@@ -141,7 +141,9 @@ INSTALL_HINT = 'or decode MATLAB objects with mat-io, the dlformat[matlab] extra
 
 
 @pytest.mark.parametrize(("name", "variable", "class_name"), OBJECT_FILES)
-def test_matlab_objects_without_mat_io_are_named_with_their_class(corpus, without_matio, name, variable, class_name):
+def test_matlab_objects_without_mat_io_are_named_with_their_class(
+    corpus, without_matio, name, variable, class_name
+):
     message = (
         f"variable '{variable}' is a MATLAB object of class '{class_name}', which dlformat cannot read; "
         "save plain numeric arrays, structs and cells instead (for a dlnetwork, save net.Learnables with "

@@ -73,7 +73,9 @@ def loaded(networks):
 
 
 @pytest.mark.parametrize(("name", "variable", "kind", "version", "classes"), NETWORKS)
-def test_every_network_decodes_with_the_layers_provenance_lists(loaded, name, variable, kind, version, classes):
+def test_every_network_decodes_with_the_layers_provenance_lists(
+    loaded, name, variable, kind, version, classes
+):
     net = loaded[name]
     assert isinstance(net, _mcos.SavedNetwork)
     assert (net.variable, net.kind, net.version) == (variable, kind, version)
@@ -130,14 +132,18 @@ def test_weights_equal_matlabs_tensorflow_export(loaded, networks):
         weights = layer(net, "fc").learnables["Weights"].value
         dense = keras["fc_/kernel"][()].reshape(-1, 3)
         np.testing.assert_array_equal(weights.reshape(-1, 3), dense)
-        np.testing.assert_array_equal(layer(net, "fc").learnables["Bias"].value.reshape(-1), keras["fc_/bias"][()])
+        np.testing.assert_array_equal(
+            layer(net, "fc").learnables["Bias"].value.reshape(-1), keras["fc_/bias"][()]
+        )
         for index in (1, 2, 3):
             norm = layer(net, f"batchnorm_{index}")
             group = keras[f"batchnorm_{index}_"]
             np.testing.assert_array_equal(norm.learnables["Scale"].value.reshape(-1), group["gamma"][()])
             np.testing.assert_array_equal(norm.learnables["Offset"].value.reshape(-1), group["beta"][()])
             np.testing.assert_array_equal(norm.state["TrainedMean"].reshape(-1), group["moving_mean"][()])
-            np.testing.assert_array_equal(norm.state["TrainedVariance"].reshape(-1), group["moving_variance"][()])
+            np.testing.assert_array_equal(
+                norm.state["TrainedVariance"].reshape(-1), group["moving_variance"][()]
+            )
 
 
 def test_dag_connections_with_ports(loaded):
@@ -170,7 +176,11 @@ def test_classification_outputs_keep_their_class_names(loaded):
     }
     assert loaded["gender__trainedNetwork_1.mat"].classes == {"classoutput": ("f", "m")}
     assert len(loaded["harkirat__convnet.mat"].classes["classoutput"]) == 40  # version 1: ClassNames
-    assert loaded["objid__trainedNet.mat"].classes["classoutput"] == ("normalbanana", "badbanana", "background")
+    assert loaded["objid__trainedNet.mat"].classes["classoutput"] == (
+        "normalbanana",
+        "badbanana",
+        "background",
+    )
 
 
 def test_function_layers_keep_their_matlab_text(loaded):
@@ -192,7 +202,10 @@ def test_user_classdef_layers_keep_their_class_and_properties(loaded):
 
 def test_recurrent_state_is_kept(loaded):
     lstm = layer(loaded["mdl_anom__Results_TrainedNetwork.mat"], "bilstm1")
-    assert {key: value.shape for key, value in lstm.state.items()} == {"HiddenState": (32, 1), "CellState": (32, 1)}
+    assert {key: value.shape for key, value in lstm.state.items()} == {
+        "HiddenState": (32, 1),
+        "CellState": (32, 1),
+    }
 
 
 def test_layer_classes_come_from_each_objects_metadata(networks):
@@ -278,7 +291,9 @@ def in_place(data: bytes, start: int, end: int, rng: random.Random) -> bytes:
         if kind == "flip":
             out[at] ^= 1 << rng.randrange(8)
         elif kind == "zero":
-            out[at : at + rng.randint(1, 16)] = bytes(len(out[at : at + 16]))[: len(out[at : at + rng.randint(1, 16)])]
+            out[at : at + rng.randint(1, 16)] = bytes(len(out[at : at + 16]))[
+                : len(out[at : at + rng.randint(1, 16)])
+            ]
         else:
             at -= at % 4
             word = rng.choice([0x7FFFFFFF, 0xFFFFFFFF, 0x80000000, 2**20, 0xDD000000, 0])
@@ -332,7 +347,9 @@ def test_mutated_network_files_long_run(networks, tmp_path):
 # -- hostile: crafted objects ------------------------------------------------------------------
 def opaque(name: bytes, data: bytes) -> bytes:
     """A top-level MCOS object: flags (class 17), its name, the type system, its class, its data."""
-    body = element(6, struct.pack("<II", 17, 0)) + element(1, name) + element(1, b"MCOS") + element(1, b"Thing")
+    body = (
+        element(6, struct.pack("<II", 17, 0)) + element(1, name) + element(1, b"MCOS") + element(1, b"Thing")
+    )
     return element(14, body + data)
 
 
@@ -347,14 +364,17 @@ CRAFTED = {
         r"variable 1 \(object data\) is an object reference declaring 4294967296 objects \(65536×65536\) but listing 1",
     ),
     "a reference of 40 dimensions": (
-        opaque(b"x", reference(0xDD000000, 40, 1, 1, 1)), r"object reference with 40 dimensions \(2 to 32\)"
+        opaque(b"x", reference(0xDD000000, 40, 1, 1, 1)),
+        r"object reference with 40 dimensions \(2 to 32\)",
     ),
     # mat-io makes an empty cell of the declared size for a function handle without contents
     "an empty function handle of 65536×65536": (
-        matrix(16, (65536, 65536), b"f"), r"'f' declares 4294967296 elements of a function handle without contents"
+        matrix(16, (65536, 65536), b"f"),
+        r"'f' declares 4294967296 elements of a function handle without contents",
     ),
     "object data declaring more bytes than it holds": (
-        opaque(b"x", element(14, b"", declared=1 << 31)), r"declares 2147483648 bytes but only 0 remain"
+        opaque(b"x", element(14, b"", declared=1 << 31)),
+        r"declares 2147483648 bytes but only 0 remain",
     ),
 }
 
@@ -376,6 +396,11 @@ def test_subsystem_metadata_is_checked_before_objects_decode(tmp_path):
     records = subsystem.nobj_metadata.copy()
     records[2] = -1  # the count of the first object's properties
     subsystem.nobj_metadata = records
-    assert _mcos.subsystem_problem(subsystem) == "its object region: record 1 declares -1 entries, beyond the region"
+    assert (
+        _mcos.subsystem_problem(subsystem)
+        == "its object region: record 1 declares -1 entries, beyond the region"
+    )
     subsystem.nobj_metadata = np.concatenate([records[:2], [1, 99, 1, 0]])  # a name the file lacks
-    assert _mcos.subsystem_problem(subsystem) == "its object region: record 1 names a property it does not hold"
+    assert (
+        _mcos.subsystem_problem(subsystem) == "its object region: record 1 names a property it does not hold"
+    )
