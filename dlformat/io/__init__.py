@@ -47,13 +47,17 @@ def loadmat(path: str | os.PathLike[str], variable_names: Iterable[str] | None =
         ``{name: value}`` in dlformat's form: numeric arrays in MATLAB's shape and class
         (integer-valued doubles stay float64), ``bool`` for logical, ``str`` for char
         rows, ``dict`` for a 1×1 struct, a list of dicts for a struct array, an object
-        array for a cell, ``scipy.sparse.csc_matrix`` for sparse.
+        array for a cell, ``scipy.sparse.csc_matrix`` for sparse. With the
+        ``dlformat[matlab]`` extra (mat-io), MATLAB objects too: ``string``,
+        ``categorical``, ``table``, ``datetime``, ``containers.Map``, function handles,
+        classdef objects, and saved networks as plain descriptions (docs/matlab_io.md,
+        "MATLAB objects").
 
     Raises:
-        DLFormatError: for a missing, broken or hostile file, and for MATLAB objects
-            (``string``, ``table``, classdef objects, function handles), naming the
-            variable and its class. A file is checked against its own size before
-            anything it declares is allocated.
+        DLFormatError: for a missing, broken or hostile file, and, without mat-io, for
+            MATLAB objects, naming the variable, its class and the install command. A file
+            is checked against its own size before anything it declares is allocated,
+            objects and their subsystem block included.
     """
     wanted = None if variable_names is None else list(variable_names)
     if wanted is not None:
