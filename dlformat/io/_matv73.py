@@ -598,8 +598,8 @@ class _Checker(_Reader):
         if referenced:
             if address in self.referenced and self.seen.get(address):
                 raise DLFormatError(
-                    f"{path!r} is a second reference to {self.referenced[address]!r}, which holds "
-                    "references (MATLAB never shares those)"
+                    f"{path!r} is a second reference to {self.first[address]!r} (first reached as "
+                    f"{self.referenced[address]!r}), which holds references (MATLAB never shares those)"
                 )
             self.referenced.setdefault(address, path)
         if address in self.seen:
@@ -638,7 +638,9 @@ class _Checker(_Reader):
             raise DLFormatError(f"{path!r} holds HDF5 data of type {oid.dtype}, which MATLAB does not write")
         data = self.read(oid, path)
         if data.dtype == np.uint32 and data.size >= 3:
-            check_reference(path, data.ravel(order="F")[: 2 + MAX_OBJECT_DIMS].tolist(), data.size)
+            check_reference(
+                f"variable {path!r}", data.ravel(order="F")[: 2 + MAX_OBJECT_DIMS].tolist(), data.size
+            )
 
 
 class _Lister(_Reader):

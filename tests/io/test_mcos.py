@@ -20,6 +20,7 @@ from dlformat.io import _mcos, loadmat
 
 from .isolation import findings, run_cases, summary
 from .test_hostile import element, matrix, mutate, write
+from .test_hostile_v73 import cell, classed, crafted
 
 matio = pytest.importorskip("matio")
 
@@ -404,3 +405,58 @@ def test_subsystem_metadata_is_checked_before_objects_decode(tmp_path):
     assert (
         _mcos.subsystem_problem(subsystem) == "its object region: record 1 names a property it does not hold"
     )
+
+
+# -- hostile: version 7.3 files holding objects ------------------------------------------------
+def with_object(build):
+    """A version 7.3 file whose variable ``s`` is an MCOS object (so mat-io would read the whole
+    file), the rest made by ``build``."""
+
+    def both(file):
+        reference = file.create_dataset("s", data=np.array([[0xDD000000, 2, 1, 1, 1, 1]], dtype=np.uint32))
+        reference.attrs["MATLAB_class"] = np.bytes_("string")
+        reference.attrs["MATLAB_object_decode"] = np.int32(3)
+        build(file)
+
+    return both
+
+
+def fan_out(file, depth: int) -> None:
+    """A chain of cells in #refs#, each holding two references to the next."""
+    refs = file.create_group("#refs#")
+    target = classed(refs.create_dataset("leaf", data=np.ones((1, 1))), "double").ref
+    for level in range(depth):
+        target = cell(refs, f"n{level}", [target, target]).ref
+    cell(file, "c", [target])
+
+
+V73_CRAFTED = {
+    # mat-io follows every reference afresh: 2^40 reads for a chain of 40 cells
+    "a chain of cells holding two references each": (
+        lambda file: fan_out(file, 40),
+        r"is a second reference to '/#refs#/n\d+' \(first reached as .*\), which holds references",
+    ),
+    "a dataset declaring 2^40 bytes in one chunk": (
+        lambda file: classed(
+            file.create_dataset("x", shape=(2**20, 2**20), chunks=(1, 2**20), dtype="u1", compression="gzip"),
+            "uint8",
+        ),
+        r"declares 1099511627776 bytes, more than the file can hold",
+    ),
+    "an object reference declaring 2^32 objects": (
+        lambda file: classed(
+            file.create_dataset(
+                "#refs#/r", data=np.array([[0xDD000000, 2, 65536, 65536, 1, 1]], dtype=np.uint32)
+            ),
+            "uint32",
+        ),
+        r"variable '/#refs#/r' is an object reference declaring 4294967296 objects",
+    ),
+}
+
+
+@pytest.mark.parametrize(("build", "reason"), list(V73_CRAFTED.values()), ids=list(V73_CRAFTED))
+def test_crafted_version_73_files_with_objects_are_refused_before_mat_io_reads_them(tmp_path, build, reason):
+    path = crafted(tmp_path / "objects.mat", with_object(build))
+    with pytest.raises(DLFormatError, match=reason):
+        loadmat(path)
