@@ -274,6 +274,9 @@ class _Walker:
     def __init__(self, byte_order: str, listing: bool, free_elements: int, objects: bool = False) -> None:
         self.order = byte_order
         self.objects = objects  # walk objects' data (mat-io decodes it) instead of refusing them
+        # inside an object's data or the subsystem block, where mat-io takes uint32 columns that
+        # open with the MCOS mark for object references (never in plain variables)
+        self.in_objects = False
         self.pair = struct.Struct(byte_order + "II")
         self.header = struct.Struct(byte_order + "6I")  # flags tag, flags, dimensions tag
         self.two = struct.Struct(byte_order + "2i")
@@ -474,7 +477,7 @@ class _Walker:
         native = NATIVE_STORAGE.get(mclass, (0,))[0]
         direct = depth == 0 and not complex_ and not logical and not char
         parts = ("values", "imaginary values") if complex_ else ("values",)
-        if self.objects and mclass == 13 and not complex_:
+        if self.in_objects and mclass == 13 and not complex_:
             self.peek_reference(label, *self.tag(end, label, "values", _NUMBERS), dims)
         for part in parts:
             start = self.stream.base + self.stream.at
@@ -598,7 +601,9 @@ class _Walker:
         if self.objects:
             kind, _, padded = self.tag(end, what, "object data", _OBJECT_DATA)
             if kind == MI_MATRIX and padded >= 0:
+                inside, self.in_objects = self.in_objects, True
                 self.nested(end, what, "object data", depth)
+                self.in_objects = inside
             else:
                 self.values(end, what, "object data", _OBJECT_DATA)
             return Variable(name, class_name, (1, 1), True)
@@ -930,6 +935,7 @@ def _subsystem(walker: _Walker, file: BinaryIO, variable: Variable) -> None:
         raise DLFormatError(f"{what} lacks the MATLAB endian marker")
     order = "<" if marker == b"IM" else ">"
     inner = _Walker(order, False, walker.free_elements, objects=True)
+    inner.in_objects = True
     inner.stream = stream = _BytesStream(data)
     stream.at = 8
     kind, nbytes = inner.pair.unpack_from(data, 8)

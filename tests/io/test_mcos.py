@@ -460,3 +460,11 @@ def test_crafted_version_73_files_with_objects_are_refused_before_mat_io_reads_t
     path = crafted(tmp_path / "objects.mat", with_object(build))
     with pytest.raises(DLFormatError, match=reason):
         loadmat(path)
+
+
+def test_a_plain_uint32_column_opening_with_the_mcos_mark_is_plain_data(tmp_path):
+    """mat-io takes such columns for object references only inside objects' data; a plain
+    variable beside an object keeps its values."""
+    column = matrix(13, (3, 1), b"u", element(6, struct.pack("<3I", 0xDD000000, 5, 7)))
+    loaded = loadmat(write(tmp_path, column, opaque(b"x", reference(0xDD000000, 2, 0, 0, 0))))
+    np.testing.assert_array_equal(loaded["u"], np.array([[0xDD000000], [5], [7]], dtype=np.uint32))
