@@ -188,7 +188,7 @@ def _convert(value: Any, path: CellPath, raw: Any) -> Any:
                 _spelled(path), "function_handle" if isinstance(value, MatlabFunction) else class_name
             )
         if scipy.sparse.issparse(value):
-            return _sparse(value, _spelled(path))
+            return sparse(value, _spelled(path))
         raise DLFormatError(
             f"variable {_spelled(path)!r} holds a {type(value).__name__}, which dlformat cannot read"
         )
@@ -229,7 +229,7 @@ def _text(text: str) -> str:
     return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
 
 
-def _sparse(value: Any, path: str) -> scipy.sparse.csc_matrix:
+def sparse(value: Any, path: str) -> scipy.sparse.csc_matrix:
     """A sparse matrix, its compressed-column indices checked first: SciPy builds it from the
     file's indices as they are, and indexing with them would read and write out of bounds."""
     if value.format == "csc":  # version 5; version 4's coordinates are checked by SciPy

@@ -25,8 +25,10 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import scipy.sparse
 
 from .._errors import DLFormatError
+from . import _matv5
 
 # dlformat is installed from its repository, not from a package registry: name the extra and
 # the README's command, as _matv73.INSTALL does
@@ -338,6 +340,8 @@ def plain(value: Any, path: str, seen: dict[int, Any] | None = None) -> Any:
         return MatlabObject(value.classname, fields if isinstance(fields, dict) else {"": fields})
     if isinstance(value, mc.EmptyMatStruct):
         return {}
+    if scipy.sparse.issparse(value):  # its indices checked, as for a plain variable
+        return _matv5.sparse(value, path)
     if not isinstance(value, np.ndarray) or isinstance(value, mc.MatlabEnumerationArray):
         return value  # mat-io's own forms: DataFrame, Categorical, enumerations, scalars
     if value.dtype.names is not None:

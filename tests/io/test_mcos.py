@@ -14,6 +14,7 @@ from collections import Counter
 
 import numpy as np
 import pytest
+import scipy.sparse
 
 from dlformat import DLFormatError
 from dlformat.io import _mcos, loadmat
@@ -468,3 +469,11 @@ def test_a_plain_uint32_column_opening_with_the_mcos_mark_is_plain_data(tmp_path
     column = matrix(13, (3, 1), b"u", element(6, struct.pack("<3I", 0xDD000000, 5, 7)))
     loaded = loadmat(write(tmp_path, column, opaque(b"x", reference(0xDD000000, 2, 0, 0, 0))))
     np.testing.assert_array_equal(loaded["u"], np.array([[0xDD000000], [5], [7]], dtype=np.uint32))
+
+
+def test_sparse_values_inside_objects_are_checked_and_csc(tmp_path):
+    values = {"m": matio.utils.matclass.MatlabContainerMap({"a": scipy.sparse.csc_matrix(np.eye(3))})}
+    matio.save_to_mat(str(tmp_path / "sparse.mat"), values, version="v7")
+    inside = loadmat(tmp_path / "sparse.mat")["m"]["a"]
+    assert isinstance(inside, scipy.sparse.csc_matrix)
+    np.testing.assert_array_equal(inside.toarray(), np.eye(3))
