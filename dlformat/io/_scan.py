@@ -759,10 +759,7 @@ def _child(path: str | None, mclass: int, count: int, fields: list[str], index: 
 
 MAX_OBJECT_DIMS = 32
 _REFERENCE_MARK = 0xDD000000
-_STORED_CODES = {
-    MI_INT8: "i1", MI_UINT8: "u1", MI_INT16: "i2", MI_UINT16: "u2", MI_INT32: "i4", MI_UINT32: "u4",
-    MI_SINGLE: "f4", MI_DOUBLE: "f8", MI_INT64: "i8", MI_UINT64: "u8",
-}  # fmt: skip
+_STORED_CODES = dict(NATIVE_STORAGE.values())  # numeric data type -> NumPy type code
 
 
 def check_reference(label: str, words: list[int], count: int) -> None:
