@@ -19,3 +19,22 @@ def corpus() -> Path:
     if not folder:
         pytest.skip("DLFORMAT_MATLAB_CORPUS is not set")
     return Path(folder)
+
+
+@pytest.fixture(scope="session")
+def networks() -> Path:
+    """The real networks MATLAB saved, of ../shared/matlab-networks (CI sets the variable)."""
+    folder = os.environ.get("DLFORMAT_MATLAB_NETWORKS")
+    if not folder:
+        pytest.skip("DLFORMAT_MATLAB_NETWORKS is not set")
+    return Path(folder)
+
+
+@pytest.fixture
+def without_matio(monkeypatch: pytest.MonkeyPatch) -> None:
+    """mat-io not installed: importing it fails, as it does where the extra is absent."""
+    import sys
+
+    for name in [name for name in sys.modules if name == "matio" or name.startswith("matio.")]:
+        monkeypatch.setitem(sys.modules, name, None)
+    monkeypatch.setitem(sys.modules, "matio", None)

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from .._errors import DLFormatError
-from . import _atomic, _matv5, _matv73, _scan, _values
+from . import _atomic, _matv5, _matv73, _mcos, _scan, _values
 from ._learnables import load_learnables, save_learnables
 
 __all__ = ["load_learnables", "loadmat", "save_learnables", "savemat", "whos"]
@@ -47,13 +47,17 @@ def loadmat(path: str | os.PathLike[str], variable_names: Iterable[str] | None =
         ``{name: value}`` in dlformat's form: numeric arrays in MATLAB's shape and class
         (integer-valued doubles stay float64), ``bool`` for logical, ``str`` for char
         rows, ``dict`` for a 1×1 struct, a list of dicts for a struct array, an object
-        array for a cell, ``scipy.sparse.csc_matrix`` for sparse.
+        array for a cell, ``scipy.sparse.csc_matrix`` for sparse. With the
+        ``dlformat[matlab]`` extra (mat-io), MATLAB objects too: ``string``,
+        ``categorical``, ``table``, ``datetime``, ``containers.Map``, function handles,
+        classdef objects, and saved networks as plain descriptions (docs/matlab_io.md,
+        "MATLAB objects").
 
     Raises:
-        DLFormatError: for a missing, broken or hostile file, and for MATLAB objects
-            (``string``, ``table``, classdef objects, function handles), naming the
-            variable and its class. A file is checked against its own size before
-            anything it declares is allocated.
+        DLFormatError: for a missing, broken or hostile file, and, without mat-io, for
+            MATLAB objects, naming the variable, its class and the install command. A file
+            is checked against its own size before anything it declares is allocated,
+            objects and their subsystem block included.
     """
     wanted = None if variable_names is None else list(variable_names)
     if wanted is not None:
@@ -61,10 +65,40 @@ def loadmat(path: str | os.PathLike[str], variable_names: Iterable[str] | None =
             if not isinstance(name, str):
                 raise DLFormatError(f"variable_names must be strings; got {name!r}")
     path, version, variables, size = _open(path)
+    objects: list[_values.ObjectError] = []
     with _reader_errors(path, "HDF5 file" if version == 73 else "file"):
         if version == 73:
-            return _matv73.read(path, wanted, size)
-        return _matv5.read(path, _matv5.select(path, variables, wanted), version)
+            loaded = _matv73.read(path, wanted, size, objects)
+        else:
+            loaded = _matv5.read(path, _matv5.select(path, variables, wanted, objects), version)
+        if not objects:
+            return loaded
+        decoded = _objects(path, version, objects, size)
+        # the file's order (or the caller's), objects in their places
+        order = [error.variable for error in objects] + list(loaded)
+        if wanted is not None:
+            order = list(dict.fromkeys(wanted))
+        elif version != 73:
+            order = [variable.name for variable in variables]
+        return {name: decoded[name] if name in decoded else loaded[name] for name in order}
+
+
+def _objects(path: Path, version: int, found: list[_values.ObjectError], size: int) -> dict[str, Any]:
+    """Variables holding MATLAB objects (``found``: the reader's refusal of each), through mat-io,
+    after the file's objects and subsystem block pass the structural checks; in dlformat's forms
+    (networks as :class:`~dlformat.io._mcos.SavedNetwork` descriptions)."""
+    try:
+        _mcos.matio(path)
+    except DLFormatError:
+        raise DLFormatError(f"{found[0]}; or decode MATLAB objects with mat-io, {_mcos.INSTALL}") from None
+    if version == 73:
+        _matv73.check_objects(path, size)
+    else:
+        with open(path, "rb") as file:
+            _scan.scan(file, size, objects=True)
+    names = [error.variable for error in found]
+    values = _mcos.read(path, version, names)
+    return {name: _mcos.plain(values[name], name) for name in names}
 
 
 @contextlib.contextmanager

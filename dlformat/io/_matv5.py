@@ -24,7 +24,7 @@ from scipy.io.matlab._mio5 import MatFile5Reader
 from .._errors import DLFormatError
 from . import _direct
 from ._scan import Variable
-from ._values import NUMERIC_CLASSES, StructArray, check_wanted, object_error
+from ._values import NUMERIC_CLASSES, ObjectError, StructArray, check_wanted, object_error
 
 _OPTIONS = {"squeeze_me": False, "chars_as_strings": True}
 
@@ -55,8 +55,14 @@ def _units_codec(name: str) -> codecs.CodecInfo | None:
 codecs.register(_units_codec)
 
 
-def select(path: Path, variables: Sequence[Variable], wanted: list[str] | None) -> list[Variable]:
-    """The variables ``wanted`` names (all when None), each checked to be one plain variable."""
+def select(
+    path: Path,
+    variables: Sequence[Variable],
+    wanted: list[str] | None,
+    objects: list[ObjectError] | None = None,
+) -> list[Variable]:
+    """The variables ``wanted`` names (all when None), each checked to be one plain variable;
+    with an ``objects`` list, the refusals of those holding MATLAB objects go there instead."""
     by_name: dict[str, list[Variable]] = {}
     for variable in variables:
         by_name.setdefault(variable.name, []).append(variable)
@@ -76,10 +82,13 @@ def select(path: Path, variables: Sequence[Variable], wanted: list[str] | None) 
                 f"{', '.join(str(variable.number) for variable in found)}); dlformat will not choose one"
             )
         variable = found[0]
-        if variable.is_object:
-            raise object_error(name, variable.matlab_class)
-        if variable.hidden_object is not None:
-            raise object_error(*variable.hidden_object)
+        if variable.is_object or variable.hidden_object is not None:
+            path_, class_name = variable.hidden_object or (name, variable.matlab_class)
+            error = object_error(path_, class_name, name)
+            if objects is None:
+                raise error
+            objects.append(error)
+            continue
         chosen.append(variable)
     return chosen
 
@@ -179,7 +188,7 @@ def _convert(value: Any, path: CellPath, raw: Any) -> Any:
                 _spelled(path), "function_handle" if isinstance(value, MatlabFunction) else class_name
             )
         if scipy.sparse.issparse(value):
-            return _sparse(value, _spelled(path))
+            return sparse(value, _spelled(path))
         raise DLFormatError(
             f"variable {_spelled(path)!r} holds a {type(value).__name__}, which dlformat cannot read"
         )
@@ -220,7 +229,7 @@ def _text(text: str) -> str:
     return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
 
 
-def _sparse(value: Any, path: str) -> scipy.sparse.csc_matrix:
+def sparse(value: Any, path: str) -> scipy.sparse.csc_matrix:
     """A sparse matrix, its compressed-column indices checked first: SciPy builds it from the
     file's indices as they are, and indexing with them would read and write out of bounds."""
     if value.format == "csc":  # version 5; version 4's coordinates are checked by SciPy

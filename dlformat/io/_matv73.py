@@ -24,11 +24,19 @@ import numpy as np
 import scipy.sparse
 
 from .._errors import DLFormatError
-from ._scan import MAX_DEFLATE_RATIO, MAX_DEPTH, MAX_OBJECT_DIMS, reference_dims, sparse_entry
+from ._scan import (
+    MAX_DEFLATE_RATIO,
+    MAX_DEPTH,
+    MAX_OBJECT_DIMS,
+    check_reference,
+    reference_dims,
+    sparse_entry,
+)
 from ._values import (
     CLASS_OF_DTYPE,
     NUMERIC_CLASSES,
     Entry,
+    ObjectError,
     StructArray,
     check_wanted,
     linear_index,
@@ -520,13 +528,26 @@ def _open_file(path: Path) -> Any:
         raise DLFormatError(f"cannot read {path} as a MAT-file version 7.3 (HDF5): {error}") from None
 
 
-def read(path: Path, variable_names: list[str] | None, size: int) -> dict[str, Any]:
+def read(
+    path: Path, variable_names: list[str] | None, size: int, objects: list[ObjectError] | None = None
+) -> dict[str, Any]:
+    """The variables named (all when None); with an ``objects`` list, the refusals of those
+    holding MATLAB objects go there instead of being raised."""
     with _open_file(path) as file:
         names = [name for name in file.keys() if not name.startswith("#")]
         wanted = names if variable_names is None else variable_names
         check_wanted(path, wanted, names)
         reader = _Reader(file, size * MAX_DEFLATE_RATIO + (1 << 20))
-        return {name: reader.node(reader.open(file.id, name, name), name, 0) for name in wanted}
+        loaded = {}
+        for name in wanted:
+            try:
+                loaded[name] = reader.node(reader.open(file.id, name, name), name, 0)
+            except ObjectError as error:
+                if objects is None:
+                    raise
+                error.variable = name
+                objects.append(error)
+        return loaded
 
 
 def listing(path: Path, size: int) -> list[Entry]:
@@ -545,6 +566,81 @@ def listing(path: Path, size: int) -> list[Entry]:
             if not name.startswith("#"):
                 lister.walk(lister.open(file.id, name, name), name, 0)
         return lister.entries
+
+
+def check_objects(path: Path, size: int) -> None:
+    """Check a whole version 7.3 file before mat-io reads it (to decode MATLAB objects).
+
+    mat-io reads every dataset it meets whole, follows every reference, and reads the
+    ``#refs#`` and ``#subsystem#`` groups where MATLAB keeps objects' state. Every object
+    reachable from the root, by links or references, is checked as this module's reader checks
+    what it reads: hard links only, no external or virtual storage or plugin filters, declared
+    bytes within what the stored bytes can inflate to (all of them together within the file's
+    budget), attributes of bounded size, bounded depth, and MCOS references that list exactly
+    the objects they declare. mat-io does not remember what it has read, so an object holding
+    references may be reached by one reference only (a chain of shared ones would make its walk
+    exponential); MATLAB shares only plain data (its canonical empty array).
+    """
+    with _open_file(path) as file:
+        checker = _Checker(file, size * MAX_DEFLATE_RATIO + (1 << 20))
+        checker.visit(checker.h5py.h5o.open(file.id, b"/"), "/", 0)
+
+
+class _Checker(_Reader):
+    def __init__(self, file: Any, budget: int) -> None:
+        super().__init__(file, budget)
+        self.referenced: dict[int, str] = {}  # address -> the first reference to it
+
+    def visit(self, oid: Any, path: str, depth: int, referenced: bool = False) -> None:
+        """Check an object (``seen``: address -> whether it holds links or references) and what
+        it leads to, once however it is reached."""
+        address = self.address(oid)
+        if referenced:
+            if address in self.referenced and self.seen.get(address):
+                raise DLFormatError(
+                    f"{path!r} is a second reference to {self.first[address]!r} (first reached as "
+                    f"{self.referenced[address]!r}), which holds references (MATLAB never shares those)"
+                )
+            self.referenced.setdefault(address, path)
+        if address in self.seen:
+            return
+        if depth > MAX_DEPTH:
+            raise DLFormatError(f"{path!r} nests more than {MAX_DEPTH} levels deep")
+        self.first[address] = path
+        self.seen[address] = None  # plain data, reachable again
+        attributes = self.attribute_names(oid)
+        is_group = self.kind(oid, path) == self.h5py.h5i.GROUP
+        for name in attributes:  # each bounded in size
+            if name != "MATLAB_fields":
+                self.attribute(oid, name, path)
+            elif is_group:
+                self.field_names(oid, attributes, path)
+            elif _count(self.h5py.h5a.open(oid, b"MATLAB_fields").shape or ()) > 1 << 16:
+                raise DLFormatError(f"{path!r} has a broken MATLAB_fields attribute")
+        if is_group:
+            self.seen[address] = True
+            for key in list(oid):
+                name = key.decode("latin-1")
+                self.visit(
+                    self.open(oid, name, f"{path.rstrip('/')}/{name}"),
+                    f"{path.rstrip('/')}/{name}",
+                    depth + 1,
+                )
+            return
+        if oid.get_type().equal(self.h5py.h5t.STD_REF_OBJ):
+            self.seen[address] = True
+            _, references = self.references(oid, path)
+            for index, reference in enumerate(references.ravel()):
+                if reference:
+                    self.visit(self.target(reference, path), f"{path}[{index}]", depth + 1, True)
+            return
+        if oid.dtype.kind == "O":
+            raise DLFormatError(f"{path!r} holds HDF5 data of type {oid.dtype}, which MATLAB does not write")
+        data = self.read(oid, path)
+        if data.dtype == np.uint32 and data.size >= 3:
+            check_reference(
+                f"variable {path!r}", data.ravel(order="F")[: 2 + MAX_OBJECT_DIMS].tolist(), data.size
+            )
 
 
 class _Lister(_Reader):

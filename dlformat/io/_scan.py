@@ -17,7 +17,11 @@ what SciPy's reader will do with it:
 - elements that take no bytes (the elements of a struct array with no fields, char data
   stored as zero bytes) are counted against a budget that grows with the file's size;
 - nesting is bounded, and MATLAB objects (classdef and old-style objects, function handles,
-  opaque classes) are refused wherever they sit, without reading their contents.
+  opaque classes) are refused wherever they sit, without reading their contents, unless the
+  caller decodes objects (``objects=True``, for mat-io): then every object's data is walked as
+  any other element, each MCOS reference must declare exactly as many objects as it lists,
+  and the subsystem block (where MATLAB keeps the objects' state, a MAT-file stream of its own
+  inside a uint8 variable) is walked by the same rules.
 
 The walk also names every top-level variable with its MATLAB class, which SciPy cannot do for
 MATLAB objects, records where each variable starts (the reader goes straight there), and, when
@@ -32,7 +36,7 @@ import functools
 import struct
 import zlib
 from dataclasses import dataclass, replace
-from typing import BinaryIO, TypeAlias, cast
+from typing import Any, BinaryIO, TypeAlias, cast
 
 import numpy as np
 
@@ -267,8 +271,12 @@ class _HiddenObjectError(Exception):
 
 
 class _Walker:
-    def __init__(self, byte_order: str, listing: bool, free_elements: int) -> None:
+    def __init__(self, byte_order: str, listing: bool, free_elements: int, objects: bool = False) -> None:
         self.order = byte_order
+        self.objects = objects  # walk objects' data (mat-io decodes it) instead of refusing them
+        # inside an object's data or the subsystem block, where mat-io takes uint32 columns that
+        # open with the MCOS mark for object references (never in plain variables)
+        self.in_objects = False
         self.pair = struct.Struct(byte_order + "II")
         self.header = struct.Struct(byte_order + "6I")  # flags tag, flags, dimensions tag
         self.two = struct.Struct(byte_order + "2i")
@@ -413,7 +421,7 @@ class _Walker:
         class_name = (
             "logical" if logical and (mclass in NATIVE_STORAGE or mclass == 5) else CLASS_NAMES[mclass]
         )
-        if mclass in OBJECT_CLASSES and not self.listing:
+        if mclass in OBJECT_CLASSES and not self.listing and not self.objects:
             if mclass == 3:
                 class_name = self.read(end, what, "class name", _NAME)[1].decode("latin-1")
             if depth:
@@ -428,7 +436,13 @@ class _Walker:
                 self.leaf(path, "cell", dims)
         elif mclass == 16:
             self.leaf(path, "function_handle (object)", dims)
-            self.values(end, _where(what, name), "workspace", frozenset({MI_MATRIX}))
+            if self.objects and end == s.base + s.at:
+                # no workspace: mat-io makes an empty cell of the declared size instead
+                self.charge(count, _where(what, name), "elements of a function handle without contents")
+            elif self.objects:
+                self.nested(end, _where(what, name), "workspace", depth)
+            else:
+                self.values(end, _where(what, name), "workspace", frozenset({MI_MATRIX}))
         elif mclass == 5:
             label = _where(what, name)
             if len(dims) != 2:
@@ -463,6 +477,8 @@ class _Walker:
         native = NATIVE_STORAGE.get(mclass, (0,))[0]
         direct = depth == 0 and not complex_ and not logical and not char
         parts = ("values", "imaginary values") if complex_ else ("values",)
+        if self.in_objects and mclass == 13 and not complex_:
+            self.peek_reference(label, *self.tag(end, label, "values", _NUMBERS), dims)
         for part in parts:
             start = self.stream.base + self.stream.at
             lazy_kind = 0
@@ -582,6 +598,15 @@ class _Walker:
         class_name = class_raw.decode("latin-1") or kind_raw.decode("latin-1")
         if depth == 0:
             self.top = (name, class_name, (1, 1))
+        if self.objects:
+            kind, _, padded = self.tag(end, what, "object data", _OBJECT_DATA)
+            if kind == MI_MATRIX and padded >= 0:
+                inside, self.in_objects = self.in_objects, True
+                self.nested(end, what, "object data", depth)
+                self.in_objects = inside
+            else:
+                self.values(end, what, "object data", _OBJECT_DATA)
+            return Variable(name, class_name, (1, 1), True)
         if not self.listing:
             if depth:
                 raise _HiddenObjectError(class_name)
@@ -599,6 +624,37 @@ class _Walker:
             path = name
         self.leaf(path, f"{class_name} (object)", dims)
         return Variable(name, class_name, dims or (1, 1), True)
+
+    def nested(self, end: int, what: str, part: str, depth: int) -> None:
+        """An element holding one miMATRIX (an object's data, a function handle's workspace),
+        walked as a child that must fill it exactly."""
+        s = self.stream
+        _, nbytes, padded = self.tag(end, what, part, frozenset({MI_MATRIX}))
+        start = s.base + s.at + 8
+        s.at += 8
+        if nbytes:
+            self.matrix(start + nbytes, f"{what} ({part})", depth + 1)
+        if s.base + s.at != start + nbytes:
+            raise DLFormatError(
+                f"{what} ({part}) declares {nbytes} bytes but its contents take {s.base + s.at - start}"
+            )
+        s.skip(padded - nbytes)
+
+    def peek_reference(self, label: str, kind: int, nbytes: int, padded: int, dims: tuple[int, ...]) -> None:
+        """A uint32 column that opens with the MCOS mark is an object reference to mat-io, which
+        makes an array of as many objects as its dimensions declare: they must be the ids it lists
+        (the values are those at the stream position, not yet skipped)."""
+        count = _count(dims)
+        size = _NUMERIC_TYPES[kind]
+        n = min(count, 2 + MAX_OBJECT_DIMS, nbytes // size)
+        if len(dims) != 2 or dims[1] != 1 or count < 3 or padded < 0 or n < 3:
+            return
+        s = self.stream
+        s.ensure(8 + n * size)
+        stored = np.dtype(self.order + _STORED_CODES[kind])
+        with np.errstate(invalid="ignore"):  # as mat-io casts them (NaN and negatives wrap)
+            words = np.frombuffer(s.buf, dtype=stored, count=n, offset=s.at + 8).astype(np.uint32).tolist()
+        check_reference(label, words, count)
 
     def object_dims(self, end: int, what: str) -> tuple[int, ...] | None:
         """The size of an MCOS object array, from the few words that open its reference.
@@ -703,6 +759,27 @@ def _child(path: str | None, mclass: int, count: int, fields: list[str], index: 
 
 MAX_OBJECT_DIMS = 32
 _REFERENCE_MARK = 0xDD000000
+_STORED_CODES = dict(NATIVE_STORAGE.values())  # numeric data type -> NumPy type code
+
+
+def check_reference(label: str, words: list[int], count: int) -> None:
+    """Refuse a uint32 column of ``count`` values opening with ``words`` that mat-io would take
+    for an MCOS object reference (the mark, the number of dimensions, the dimensions, the object
+    ids, the class id) unless it lists exactly the objects its dimensions declare: mat-io makes
+    an array of the declared size before it fills it."""
+    if len(words) < 3 or words[0] != _REFERENCE_MARK:
+        return
+    ndims = words[1]
+    if not 2 <= ndims <= MAX_OBJECT_DIMS or 2 + ndims > len(words):
+        raise DLFormatError(
+            f"{label} is an object reference with {ndims} dimensions (2 to {MAX_OBJECT_DIMS})"
+        )
+    objects = _count(tuple(words[2 : 2 + ndims]))
+    if count != 3 + ndims + objects:
+        raise DLFormatError(
+            f"{label} is an object reference declaring {objects} objects "
+            f"({'×'.join(map(str, words[2 : 2 + ndims]))}) but listing {count - 3 - ndims}"
+        )
 
 
 def reference_dims(words: tuple[int, ...] | list[int]) -> tuple[int, ...] | None:
@@ -724,7 +801,9 @@ def sparse_entry(path: str, logical: bool, complex_: bool, dims: tuple[int, ...]
     return Entry(path, ("logical" if logical else "double") + " sparse", dims, str(dtype), nbytes)
 
 
-def scan(file: BinaryIO, size: int, listing: list[Entry] | None = None) -> tuple[int, list[Variable]]:
+def scan(
+    file: BinaryIO, size: int, listing: list[Entry] | None = None, objects: bool = False
+) -> tuple[int, list[Variable]]:
     """Check a MAT-file's structure; return its version (4, 5 or 73) and top-level variables.
 
     With a ``listing`` list, every leaf of every variable is appended to it, as
@@ -732,7 +811,8 @@ def scan(file: BinaryIO, size: int, listing: list[Entry] | None = None) -> tuple
     compressed variable is inflated only as far as its structure needs. Without one, the
     walk checks everything SciPy will read: compressed variables are inflated to their end,
     except the values of arrays that the direct reader reads (and checks) itself.
-    Version 7.3 files are only identified here (h5py reads them).
+    Version 7.3 files are only identified here (h5py reads them). With ``objects``, objects are
+    walked rather than refused, and the subsystem block with them (see the module's docstring).
     """
     file.seek(0)
     head = file.read(128)
@@ -742,7 +822,7 @@ def scan(file: BinaryIO, size: int, listing: list[Entry] | None = None) -> tuple
     if version == 4:
         return 4, _scan_v4(file, size, listing)
     order = "<" if head[126:128] == b"IM" else ">"
-    walker = _Walker(order, listing is not None, FREE_ELEMENTS + FREE_ELEMENTS_PER_BYTE * size)
+    walker = _Walker(order, listing is not None, FREE_ELEMENTS + FREE_ELEMENTS_PER_BYTE * size, objects)
     variables: list[Variable] = []
     subsystem = struct.unpack(order + "Q", head[116:124])[0]
     position = 128
@@ -779,6 +859,8 @@ def scan(file: BinaryIO, size: int, listing: list[Entry] | None = None) -> tuple
             variables.append(replace(variable, offset=position, number=len(variables) + 1))
             if listing is not None and walker.leaves is not None:
                 listing.extend(walker.leaves)
+        elif objects:
+            _subsystem(walker, file, variable)
         position = following
     if position < size:
         raise DLFormatError(f"the file ends with {size - position} stray bytes after its last variable")
@@ -798,7 +880,7 @@ def _compressed(walker: _Walker, file: BinaryIO, position: int, nbytes: int, wha
             f"{what} declares {inner_bytes} bytes, more than {nbytes} compressed bytes can expand to"
         )
     variable = walker.variable(inner_bytes + 8, what)
-    if not variable.is_object and not walker.tail_unread and not walker.listing:
+    if (walker.objects or not variable.is_object) and not walker.tail_unread and not walker.listing:
         stream.finish(inner_bytes + 8)
     if walker.values_at is not None:
         return _with_direct(variable, walker, position + 8, nbytes)
@@ -810,13 +892,60 @@ def _uncompressed(walker: _Walker, file: BinaryIO, position: int, nbytes: int, w
     walker.stream = _FileStream(file, position + 8, end)
     variable = walker.variable(end, what)
     stream = walker.stream
-    if not variable.is_object and not walker.tail_unread and stream.base + stream.at != end:
+    if (
+        (walker.objects or not variable.is_object)
+        and not walker.tail_unread
+        and stream.base + stream.at != end
+    ):
         raise DLFormatError(
             f"{what} declares {nbytes} bytes but its contents take {stream.base + stream.at - position - 8}"
         )
     if walker.values_at is not None:
         return _with_direct(variable, walker, walker.values_at[0], None)
     return variable
+
+
+class _BytesStream(_Stream):
+    """Bytes already in memory (the subsystem block's stream)."""
+
+    def __init__(self, data: bytes) -> None:
+        super().__init__(0)
+        self.buf = data
+
+    def _next(self, limit: int) -> bytes:
+        return b""
+
+
+def _subsystem(walker: _Walker, file: BinaryIO, variable: Variable) -> None:
+    """Walk the subsystem block's own stream: MATLAB stores it as a uint8 variable whose bytes
+    are an 8-byte header (version, byte order, padding) and a miMATRIX (a struct whose ``MCOS``
+    field holds the FileWrapper__ object: its metadata, then every object's saved properties),
+    which mat-io reads with the same reader as the variables."""
+    what = "the subsystem block"
+    if variable.matlab_class != "uint8" or variable.direct is None:
+        raise DLFormatError(f"{what} is a {variable.matlab_class} array, not MATLAB's uint8 stream")
+    data = _direct.read(cast(Any, file), variable.direct, "subsystem").tobytes()
+    if len(data) < 16:
+        raise DLFormatError(f"{what} holds {len(data)} bytes, too few for its header and one element")
+    marker = data[2:4]
+    if marker not in (b"IM", b"MI"):
+        raise DLFormatError(f"{what} lacks the MATLAB endian marker")
+    order = "<" if marker == b"IM" else ">"
+    inner = _Walker(order, False, walker.free_elements, objects=True)
+    inner.in_objects = True
+    inner.stream = stream = _BytesStream(data)
+    stream.at = 8
+    kind, nbytes = inner.pair.unpack_from(data, 8)
+    if kind != MI_MATRIX or nbytes > len(data) - 16:
+        raise DLFormatError(f"{what} does not open with a matrix of the bytes it holds")
+    stream.at = 16
+    try:
+        inner.matrix(16 + nbytes, what, 1)
+    except _CutShortError:
+        raise DLFormatError(f"{what} is cut short: its data ends before the bytes it declares") from None
+    if stream.at != 16 + nbytes:
+        raise DLFormatError(f"{what} declares {nbytes} bytes but its contents take {stream.at - 16}")
+    walker.free_elements = inner.free_elements
 
 
 def _with_direct(variable: Variable, walker: _Walker, offset: int, compressed: int | None) -> Variable:

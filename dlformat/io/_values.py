@@ -314,10 +314,20 @@ def check_wanted(path: object, wanted: list[str], names: list[str]) -> None:
         raise DLFormatError(f"{path} has no variable(s) {missing}; it holds: {', '.join(names) or 'nothing'}")
 
 
-def object_error(path: str, class_name: str) -> DLFormatError:
-    return DLFormatError(
+class ObjectError(DLFormatError):
+    """A MATLAB object where dlformat's own readers found one, in the top-level variable
+    ``variable`` (``loadmat`` hands such variables to mat-io when it is installed)."""
+
+    def __init__(self, message: str, variable: str) -> None:
+        super().__init__(message)
+        self.variable = variable
+
+
+def object_error(path: str, class_name: str, variable: str | None = None) -> ObjectError:
+    return ObjectError(
         f"variable {path!r} is a MATLAB object of class {class_name!r}, which dlformat cannot read; "
-        f"{SAVE_INSTEAD} (for a dlnetwork, save net.Learnables with exportLearnables.m)"
+        f"{SAVE_INSTEAD} (for a dlnetwork, save net.Learnables with exportLearnables.m)",
+        variable or re.split(r"[.({]", path, maxsplit=1)[0],
     )
 
 

@@ -19,6 +19,7 @@ records that case and starts a new worker for the rest, so one crash hides nothi
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import resource
 import signal
@@ -95,22 +96,28 @@ def _status(field: str) -> int:
     raise RuntimeError(f"/proc/self/status has no {field}")
 
 
-def _use(value: Any) -> None:
+def _use(value: Any, seen: set[int] | None = None) -> None:
     """Use a loaded value as a caller would: encode its text (a lone surrogate raises), densify its
-    sparse matrices (indices out of range would read and write out of bounds)."""
+    sparse matrices (indices out of range would read and write out of bounds), walk decoded MATLAB
+    objects (dataclasses; handle objects may refer to each other in a cycle, walked once)."""
+    seen = set() if seen is None else seen
     if isinstance(value, str):
         value.encode("utf-8")
     elif isinstance(value, dict):
         for item in value.values():
-            _use(item)
-    elif isinstance(value, list):
+            _use(item, seen)
+    elif isinstance(value, (list, tuple)):
         for item in value:
-            _use(item)
-    elif isinstance(value, np.ndarray) and value.dtype.kind in "OU":
+            _use(item, seen)
+    elif isinstance(value, np.ndarray) and value.dtype.kind in "OUT":
         for item in value.ravel().tolist():
-            _use(item)
+            _use(item, seen)
     elif scipy.sparse.issparse(value) and max(value.shape) <= 1000:
         value.toarray()
+    elif dataclasses.is_dataclass(value) and id(value) not in seen:
+        seen.add(id(value))
+        for item in vars(value).values():
+            _use(item, seen)
 
 
 def _run_one(path: Path, case: Case) -> tuple[str, float, int]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 import pytest
@@ -127,28 +128,43 @@ def test_empty_struct_is_a_dict_without_fields(corpus):
     assert loadmat(corpus / "test_empty_struct.mat") == {"a": {}}
 
 
-@pytest.mark.parametrize(
-    ("name", "variable", "class_name"),
-    [
-        ("testobject_7.4_GLNX86.mat", "testobject", "inline"),
-        ("testfunc_7.4_GLNX86.mat", "testfunc", "function_handle"),
-        ("testmatlabstring_7_WIN64.mat", "matstring1", "string"),
-        ("matio_test_string_v7.mat", "string_scalar", "string"),
-        ("matio_test_tables_v73.mat", "cat_3D", "categorical"),
-        ("matio_test_user_defined_v7.mat", "obj_no_vals", "TestClasses.BasicClass"),
-        ("matio_test_user_defined_v73.mat", "obj_array", "TestClasses.BasicClass"),
-    ],
-)
-def test_matlab_objects_are_named_with_their_class(corpus, name, variable, class_name):
+OBJECT_FILES = [
+    ("testobject_7.4_GLNX86.mat", "testobject", "inline"),
+    ("testfunc_7.4_GLNX86.mat", "testfunc", "function_handle"),
+    ("testmatlabstring_7_WIN64.mat", "matstring1", "string"),
+    ("matio_test_string_v7.mat", "string_scalar", "string"),
+    ("matio_test_tables_v73.mat", "cat_3D", "categorical"),
+    ("matio_test_user_defined_v7.mat", "obj_no_vals", "TestClasses.BasicClass"),
+    ("matio_test_user_defined_v73.mat", "obj_array", "TestClasses.BasicClass"),
+]
+INSTALL_HINT = 'or decode MATLAB objects with mat-io, the dlformat[matlab] extra; install it with pip install -e ".[matlab]" from the dlformat repository'
+
+
+@pytest.mark.parametrize(("name", "variable", "class_name"), OBJECT_FILES)
+def test_matlab_objects_without_mat_io_are_named_with_their_class(
+    corpus, without_matio, name, variable, class_name
+):
     message = (
         f"variable '{variable}' is a MATLAB object of class '{class_name}', which dlformat cannot read; "
-        "save plain numeric arrays, structs and cells instead"
+        "save plain numeric arrays, structs and cells instead (for a dlnetwork, save net.Learnables with "
+        f"exportLearnables.m); {INSTALL_HINT}"
     )
-    with pytest.raises(DLFormatError, match=message.replace(".", r"\.").replace("(", r"\(")):
+    with pytest.raises(DLFormatError, match=re.escape(message)):
         loadmat(corpus / name)
 
 
-def test_plain_variables_beside_objects_still_load_by_name(corpus, tmp_path):
+@pytest.mark.parametrize(("name", "variable", "class_name"), OBJECT_FILES)
+def test_matlab_objects_decode_with_mat_io(corpus, name, variable, class_name):
+    pytest.importorskip("matio")
+    value = loadmat(corpus / name)[variable]
+    got = getattr(value, "classname", None) or type(value).__name__
+    if isinstance(value, np.ndarray) and value.dtype == object:  # an object array
+        got = value.ravel()[0].classname
+    expected = {"function_handle": "FunctionHandle", "string": "ndarray", "categorical": "Categorical"}
+    assert got == expected.get(class_name, class_name)
+
+
+def test_plain_variables_beside_objects_still_load_by_name(corpus, tmp_path, without_matio):
     import io
 
     import scipy.io
