@@ -27,6 +27,8 @@ PUBLIC = {
     # the recurrent layers (issue 14)
     "LSTMLayer", "lstmLayer", "BiLSTMLayer", "bilstmLayer", "GRULayer", "gruLayer", "Indexing1DLayer",
     "indexing1dLayer",
+    # the transformer layers (issue 14)
+    "AttentionLayer", "attentionLayer",
     # normalization layers (issue 13)
     "BatchNormalizationLayer", "batchNormalizationLayer", "GroupNormalizationLayer", "groupNormalizationLayer",
     "InstanceNormalizationLayer", "instanceNormalizationLayer", "CrossChannelNormalizationLayer",

@@ -11,7 +11,7 @@ from .addition import (
     depthConcatenationLayer,
     multiplicationLayer,
 )
-from .attention import SelfAttentionLayer, selfAttentionLayer
+from .attention import AttentionLayer, SelfAttentionLayer, attentionLayer, selfAttentionLayer
 from .convolution import (
     Convolution1DLayer,
     Convolution2DLayer,
@@ -126,6 +126,7 @@ from .word_embedding import WordEmbeddingLayer, wordEmbeddingLayer
 
 __all__ = [
     "AdditionLayer",
+    "AttentionLayer",
     "AveragePooling1DLayer",
     "AveragePooling2DLayer",
     "AveragePooling3DLayer",
@@ -190,6 +191,7 @@ __all__ = [
     "TransposedConvolution3DLayer",
     "WordEmbeddingLayer",
     "additionLayer",
+    "attentionLayer",
     "averagePooling1dLayer",
     "averagePooling2dLayer",
     "averagePooling3dLayer",

@@ -76,6 +76,18 @@ LAYERS = [
         id="selfAttention-spatial",
     ),
     pytest.param(
+        lambda **kw: dlf.selfAttentionLayer(2, 4, InputSize=3, HasPaddingMaskInput=True, **kw),
+        "CBT",
+        (3, 2, 7),
+        id="selfAttention-mask",
+    ),
+    pytest.param(
+        lambda **kw: dlf.attentionLayer(2, Scale=0.5, AttentionMask="causal", Name="cross"),
+        "CBT",
+        (4, 2, 7),
+        id="attention",
+    ),
+    pytest.param(
         lambda **kw: dlf.fullyConnectedLayer(5, InputSize=12, Name="fc", **kw),
         "SCB",
         (4, 3, 2),
@@ -286,8 +298,13 @@ class TestLayerContract:
         expected_inputs = {0: (), 1: ("in",)}.get(
             layer.NumInputs, tuple(f"in{i}" for i in range(1, layer.NumInputs + 1))
         )
-        if isinstance(layer, dlf.Crop2DLayer):  # MATLAB names its second input after its role
+        # MATLAB names these inputs after their roles
+        if isinstance(layer, dlf.Crop2DLayer):
             expected_inputs = ("in", "ref")
+        if isinstance(layer, dlf.AttentionLayer):
+            expected_inputs = ("query", "key", "value", "mask")[: layer.NumInputs]
+        if isinstance(layer, dlf.SelfAttentionLayer):
+            expected_inputs = ("in", "mask")[: layer.NumInputs]
         assert layer.InputNames == expected_inputs
         # output layers (classificationLayer, ...) end a network: MATLAB gives them no outputs
         outputs = (0, ()) if isinstance(layer, OutputLayer) else (1, ("out",))
