@@ -28,7 +28,8 @@ PUBLIC = {
     "LSTMLayer", "lstmLayer", "BiLSTMLayer", "bilstmLayer", "GRULayer", "gruLayer", "Indexing1DLayer",
     "indexing1dLayer",
     # the transformer layers (issue 14)
-    "AttentionLayer", "attentionLayer",
+    "AttentionLayer", "attentionLayer", "EmbeddingConcatenationLayer", "embeddingConcatenationLayer",
+    "PatchEmbeddingLayer", "patchEmbeddingLayer",
     # normalization layers (issue 13)
     "BatchNormalizationLayer", "batchNormalizationLayer", "GroupNormalizationLayer", "groupNormalizationLayer",
     "InstanceNormalizationLayer", "instanceNormalizationLayer", "CrossChannelNormalizationLayer",

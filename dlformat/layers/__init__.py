@@ -57,6 +57,7 @@ from .elementwise import (
     swishLayer,
     tanhLayer,
 )
+from .embedding_concatenation import EmbeddingConcatenationLayer, embeddingConcatenationLayer
 from .flatten import FlattenLayer, flattenLayer
 from .fully_connected import FullyConnectedLayer, fullyConnectedLayer
 from .function import FunctionLayer, functionLayer
@@ -91,6 +92,7 @@ from .output import (
     pixelClassificationLayer,
     regressionLayer,
 )
+from .patch_embedding import PatchEmbeddingLayer, patchEmbeddingLayer
 from .pooling import (
     AveragePooling1DLayer,
     AveragePooling2DLayer,
@@ -143,6 +145,7 @@ __all__ = [
     "DepthConcatenationLayer",
     "DropoutLayer",
     "ELULayer",
+    "EmbeddingConcatenationLayer",
     "FeatureInputLayer",
     "FlattenLayer",
     "FullyConnectedLayer",
@@ -170,6 +173,7 @@ __all__ = [
     "MaxPooling3DLayer",
     "MultiplicationLayer",
     "PReLULayer",
+    "PatchEmbeddingLayer",
     "PixelClassificationLayer",
     "PositionEmbeddingLayer",
     "ReLULayer",
@@ -208,6 +212,7 @@ __all__ = [
     "depthConcatenationLayer",
     "dropoutLayer",
     "eluLayer",
+    "embeddingConcatenationLayer",
     "featureInputLayer",
     "flattenLayer",
     "fullyConnectedLayer",
@@ -233,6 +238,7 @@ __all__ = [
     "maxPooling2dLayer",
     "maxPooling3dLayer",
     "multiplicationLayer",
+    "patchEmbeddingLayer",
     "pixelClassificationLayer",
     "positionEmbeddingLayer",
     "preluLayer",

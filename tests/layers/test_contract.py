@@ -88,6 +88,30 @@ LAYERS = [
         id="attention",
     ),
     pytest.param(
+        lambda **kw: dlf.embeddingConcatenationLayer(InputSize=3, Name="cls", **kw),
+        "CBT",
+        (3, 2, 7),
+        id="embeddingConcatenation",
+    ),
+    pytest.param(
+        lambda **kw: dlf.embeddingConcatenationLayer(InputSize=3, WeightsInitializer="glorot", **kw),
+        "SCB",
+        (7, 3, 2),
+        id="embeddingConcatenation-spatial",
+    ),
+    pytest.param(
+        lambda **kw: dlf.patchEmbeddingLayer([2, 3], 5, InputSize=3, **kw),
+        "SSCB",
+        (4, 6, 3, 2),
+        id="patchEmbedding",
+    ),
+    pytest.param(
+        lambda **kw: dlf.patchEmbeddingLayer([2, 2, 3], 4, InputSize=3, SpatialFlattenMode="row-major", **kw),
+        "SSSCB",
+        (4, 4, 6, 3, 2),
+        id="patchEmbedding-3d",
+    ),
+    pytest.param(
         lambda **kw: dlf.fullyConnectedLayer(5, InputSize=12, Name="fc", **kw),
         "SCB",
         (4, 3, 2),
