@@ -11,7 +11,7 @@ numObservations`` labelled ``"UUUU"`` (MATLAB's own attentionLayer source labels
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, ClassVar
 
 import torch
 
@@ -70,24 +70,25 @@ HAS_SCORES_OUTPUT = Property(
 )
 
 
-class _AttentionPorts:
+class _AttentionPorts(Layer):
     """What both attention layers share: their optional ``"mask"`` input and ``"scores"`` output,
     and the call into :func:`attention` that fills them."""
 
-    data_inputs: tuple[str, ...]
+    data_inputs: ClassVar[tuple[str, ...]] = ()
+    NumHeads: int
+    AttentionMask: Any
     HasPaddingMaskInput: bool
     HasScoresOutput: bool
 
     def _set_ports(self) -> None:
-        ports: dict[str, tuple[str, ...]] = self._ports  # type: ignore[attr-defined]
-        ports["in"] = (*self.data_inputs, "mask") if self.HasPaddingMaskInput else self.data_inputs
-        ports["out"] = ("out", "scores") if self.HasScoresOutput else ("out",)
+        self._ports["in"] = (*self.data_inputs, "mask") if self.HasPaddingMaskInput else self.data_inputs
+        self._ports["out"] = ("out", "scores") if self.HasScoresOutput else ("out",)
 
     def _mask_of(self, mask: tuple[Any, ...]) -> Any:
         if len(mask) != int(self.HasPaddingMaskInput):
             raise DLFormatError(
-                f"{self._caller()} takes {len(self.data_inputs) + int(self.HasPaddingMaskInput)} inputs "  # type: ignore[attr-defined]
-                f"({', '.join(self._ports['in'])}); got {len(self.data_inputs) + len(mask)}"  # type: ignore[attr-defined]
+                f"{self._caller()} takes {len(self._ports['in'])} inputs ({', '.join(self._ports['in'])}); "
+                f"got {len(self.data_inputs) + len(mask)}"
             )
         return mask[0] if mask else None
 
@@ -99,22 +100,22 @@ class _AttentionPorts:
                 queries,
                 keys,
                 values,
-                self.NumHeads,  # type: ignore[attr-defined]
+                self.NumHeads,
                 Scale=scale,
                 PaddingMask=mask,
-                AttentionMask=self.AttentionMask,  # type: ignore[attr-defined]
+                AttentionMask=self.AttentionMask,
                 DropoutProbability=dropout,
                 ReturnWeights=self.HasScoresOutput,
             )
         except DLFormatError as error:
-            raise DLFormatError(f"{self._caller()}: {error}") from None  # type: ignore[attr-defined]
+            raise DLFormatError(f"{self._caller()}: {error}") from None
         if not self.HasScoresOutput:
             return result
         Y, scores = result
         return Y, DLArray._wrap(scores._data, "UUUU")
 
 
-class SelfAttentionLayer(_AttentionPorts, Layer):
+class SelfAttentionLayer(_AttentionPorts):
     """Multi-head self-attention of each observation's sequence, as MATLAB computes it.
 
     Queries, keys and values are ``QueryWeights * x + QueryBias`` (and likewise) per sequence
@@ -284,7 +285,7 @@ class SelfAttentionLayer(_AttentionPorts, Layer):
         return result if scores is None else (result, scores)
 
 
-class AttentionLayer(_AttentionPorts, Layer):
+class AttentionLayer(_AttentionPorts):
     """Multi-head scaled dot-product attention of given queries, keys and values (MATLAB's
     ``attentionLayer``, for cross-attention): :func:`dlformat.functional.attention` as a layer,
     with no learnables.
