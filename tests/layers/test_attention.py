@@ -412,3 +412,24 @@ def test_attention_layer_call_errors_name_the_layer():
         dlf.attentionLayer(2)(x, x, x, x)
     with pytest.raises(DLFormatError, match=r"AttentionMask of size 3×3"):
         dlf.attentionLayer(2, AttentionMask=torch.ones(3, 3))(x, x, x)
+
+
+def test_the_mask_input_and_scores_output_are_network_ports():
+    net = dlf.dlnetwork(Initialize=False)
+    net = dlf.addLayers(
+        net,
+        [
+            dlf.sequenceInputLayer(4, Name="x"),
+            dlf.selfAttentionLayer(2, 8, HasPaddingMaskInput=True, HasScoresOutput=True, Name="sa"),
+            dlf.indexing1dLayer("last", Name="last"),
+        ],
+    )
+    net = dlf.connectLayers(dlf.addLayers(net, dlf.sequenceInputLayer(1, Name="m")), "m", "sa/mask")
+    net = dlf.initialize(net)
+    assert net.InputNames == ("x", "m") and set(net.OutputNames) == {"sa/scores", "last"}
+    X = dlf.dlarray(torch.randn(4, 2, 6), "CBT")
+    mask = dlf.dlarray(torch.tensor([[1.0, 1, 1, 1, 0, 0], [1, 1, 1, 1, 1, 1]])[None], "CBT")
+    Y, scores = dlf.predict(net, X, mask, Outputs=["last", "sa/scores"])
+    assert (dlf.dims(Y), dlf.dims(scores), tuple(scores.shape)) == ("CB", "UUUU", (6, 6, 2, 2))
+    weights = dlf.stripdims(scores).detach()
+    assert bool((weights[4:, :, :, 0] == 0).all()) and bool((weights[4:, :, :, 1] > 0).all())
