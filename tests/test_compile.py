@@ -226,3 +226,59 @@ def test_fifty_offsets_run_under_one_graph_after_warm_up(make, keyword, as_tenso
     # an int offset compiles twice at most (first as a constant, then as a symbol); a tensor once
     assert warmed_up <= (1 if as_tensor else 2)
     assert counter.frame_count == warmed_up
+
+
+def test_the_issue_14_network_with_an_lstm_and_self_attention_compiles_and_exports():
+    torch.manual_seed(0)
+    layers = [
+        dlf.sequenceInputLayer(3, Normalization="rescale-symmetric", Min=-2.0, Max=2.0),
+        dlf.convolution1dLayer(3, 16, Padding="causal", DilationFactor=2),
+        dlf.lstmLayer(32, OutputMode="sequence"),
+        dlf.positionEmbeddingLayer(32, 128, Name="pos"),
+        dlf.additionLayer(2, Name="add"),
+        dlf.selfAttentionLayer(4, 64, AttentionMask="causal"),
+        dlf.indexing1dLayer("last"),
+        dlf.fullyConnectedLayer(1),
+    ]
+    net = dlf.connectLayers(dlf.dlnetwork(layers, Initialize=False), "lstm", "add/in2")
+    net = dlf.initialize(net).eval()
+    X = dlf.dlarray(torch.randn(3, 8, 50), "CBT")
+    compiled = torch.compile(net, fullgraph=True, backend="eager")
+    torch.testing.assert_close(dlf.stripdims(compiled(X)), dlf.stripdims(net(X)))
+    program = torch.export.export(net, (X,))
+    torch.testing.assert_close(dlf.stripdims(program.module()(X)), dlf.stripdims(net(X)))
+
+
+class TransformerOptions(nn.Module):
+    """The attention layers' mask input, scores output and mask array, and the vision layers."""
+
+    def __init__(self):
+        super().__init__()
+        causal = torch.ones(6, 6).tril().T  # keys × queries
+        self.sa = dlf.selfAttentionLayer(
+            2, 8, InputSize=4, HasPaddingMaskInput=True, HasScoresOutput=True, AttentionMask=causal
+        )
+        self.cross = dlf.attentionLayer(2, Scale=0.5, HasPaddingMaskInput=True, HasScoresOutput=True)
+        self.patches = dlf.patchEmbeddingLayer([2, 2], 4, InputSize=3)
+        self.token = dlf.embeddingConcatenationLayer(InputSize=4)
+
+    def forward(self, X, mask, image):
+        Y, scores = self.sa(X, mask)
+        Z, weights = self.cross(Y, X, X, mask)
+        tokens = self.token(self.patches(image))
+        return tuple(dlf.stripdims(value) for value in (Z, scores, weights, tokens))
+
+
+def test_attention_options_and_vision_layers_compile_and_export():
+    torch.manual_seed(0)
+    model = TransformerOptions()
+    X = dlf.dlarray(torch.randn(4, 2, 6), "CBT")
+    mask = dlf.dlarray(torch.tensor([[1.0, 1, 1, 1, 0, 0], [1, 1, 1, 1, 1, 1]])[None], "CBT")
+    image = dlf.dlarray(torch.randn(4, 6, 3, 2), "SSCB")
+    expected = model(X, mask, image)
+    compiled = torch.compile(model, fullgraph=True, backend="eager")
+    for got, want in zip(compiled(X, mask, image), expected, strict=True):
+        torch.testing.assert_close(got, want)
+    program = torch.export.export(model, (X, mask, image))
+    for got, want in zip(program.module()(X, mask, image), expected, strict=True):
+        torch.testing.assert_close(got, want)

@@ -30,6 +30,9 @@ PUBLIC = {
     # stepping legacy recurrent networks and variable-length sequences (issue 14)
     "classifyAndUpdateState", "minibatchpredict", "SequenceFoldingLayer", "sequenceFoldingLayer",
     "SequenceUnfoldingLayer", "sequenceUnfoldingLayer",
+    # the transformer layers (issue 14)
+    "AttentionLayer", "attentionLayer", "EmbeddingConcatenationLayer", "embeddingConcatenationLayer",
+    "PatchEmbeddingLayer", "patchEmbeddingLayer",
     # normalization layers (issue 13)
     "BatchNormalizationLayer", "batchNormalizationLayer", "GroupNormalizationLayer", "groupNormalizationLayer",
     "InstanceNormalizationLayer", "instanceNormalizationLayer", "CrossChannelNormalizationLayer",

@@ -12,7 +12,7 @@ from .addition import (
     depthConcatenationLayer,
     multiplicationLayer,
 )
-from .attention import SelfAttentionLayer, selfAttentionLayer
+from .attention import AttentionLayer, SelfAttentionLayer, attentionLayer, selfAttentionLayer
 from .convolution import *  # noqa: F403  # the convolution layers (convolution.__all__)
 from .crop import Crop2DLayer, crop2dLayer
 from .elementwise import (
@@ -43,6 +43,7 @@ from .elementwise import (
     swishLayer,
     tanhLayer,
 )
+from .embedding_concatenation import EmbeddingConcatenationLayer, embeddingConcatenationLayer
 from .flatten import FlattenLayer, flattenLayer
 from .fully_connected import FullyConnectedLayer, fullyConnectedLayer
 from .function import FunctionLayer, functionLayer
@@ -77,6 +78,7 @@ from .output import (
     pixelClassificationLayer,
     regressionLayer,
 )
+from .patch_embedding import PatchEmbeddingLayer, patchEmbeddingLayer
 from .pooling import *  # noqa: F403  # the pooling layers (pooling.__all__)
 from .position_embedding import PositionEmbeddingLayer, positionEmbeddingLayer
 from .recurrent import BiLSTMLayer, GRULayer, LSTMLayer, bilstmLayer, gruLayer, lstmLayer
@@ -93,6 +95,7 @@ from .word_embedding import WordEmbeddingLayer, wordEmbeddingLayer
 
 __all__ = [
     "AdditionLayer",
+    "AttentionLayer",
     "BatchNormalizationLayer",
     "BiLSTMLayer",
     "ClassificationOutputLayer",
@@ -103,6 +106,7 @@ __all__ = [
     "DepthConcatenationLayer",
     "DropoutLayer",
     "ELULayer",
+    "EmbeddingConcatenationLayer",
     "FeatureInputLayer",
     "FlattenLayer",
     "FullyConnectedLayer",
@@ -120,6 +124,7 @@ __all__ = [
     "LeakyReLULayer",
     "MultiplicationLayer",
     "PReLULayer",
+    "PatchEmbeddingLayer",
     "PixelClassificationLayer",
     "PositionEmbeddingLayer",
     "ReLULayer",
@@ -140,6 +145,7 @@ __all__ = [
     "TanhLayer",
     "WordEmbeddingLayer",
     "additionLayer",
+    "attentionLayer",
     "batchNormalizationLayer",
     "bilstmLayer",
     "classificationLayer",
@@ -150,6 +156,7 @@ __all__ = [
     "depthConcatenationLayer",
     "dropoutLayer",
     "eluLayer",
+    "embeddingConcatenationLayer",
     "featureInputLayer",
     "flattenLayer",
     "fullyConnectedLayer",
@@ -165,6 +172,7 @@ __all__ = [
     "leakyReluLayer",
     "lstmLayer",
     "multiplicationLayer",
+    "patchEmbeddingLayer",
     "pixelClassificationLayer",
     "positionEmbeddingLayer",
     "preluLayer",

@@ -76,6 +76,42 @@ LAYERS = [
         id="selfAttention-spatial",
     ),
     pytest.param(
+        lambda **kw: dlf.selfAttentionLayer(2, 4, InputSize=3, HasPaddingMaskInput=True, **kw),
+        "CBT",
+        (3, 2, 7),
+        id="selfAttention-mask",
+    ),
+    pytest.param(
+        lambda **kw: dlf.attentionLayer(2, Scale=0.5, AttentionMask="causal", Name="cross"),
+        "CBT",
+        (4, 2, 7),
+        id="attention",
+    ),
+    pytest.param(
+        lambda **kw: dlf.embeddingConcatenationLayer(InputSize=3, Name="cls", **kw),
+        "CBT",
+        (3, 2, 7),
+        id="embeddingConcatenation",
+    ),
+    pytest.param(
+        lambda **kw: dlf.embeddingConcatenationLayer(InputSize=3, WeightsInitializer="glorot", **kw),
+        "SCB",
+        (7, 3, 2),
+        id="embeddingConcatenation-spatial",
+    ),
+    pytest.param(
+        lambda **kw: dlf.patchEmbeddingLayer([2, 3], 5, InputSize=3, **kw),
+        "SSCB",
+        (4, 6, 3, 2),
+        id="patchEmbedding",
+    ),
+    pytest.param(
+        lambda **kw: dlf.patchEmbeddingLayer([2, 2, 3], 4, InputSize=3, SpatialFlattenMode="row-major", **kw),
+        "SSSCB",
+        (4, 4, 6, 3, 2),
+        id="patchEmbedding-3d",
+    ),
+    pytest.param(
         lambda **kw: dlf.fullyConnectedLayer(5, InputSize=12, Name="fc", **kw),
         "SCB",
         (4, 3, 2),
@@ -294,10 +330,15 @@ class TestLayerContract:
         expected_inputs = {0: (), 1: ("in",)}.get(
             layer.NumInputs, tuple(f"in{i}" for i in range(1, layer.NumInputs + 1))
         )
-        if isinstance(layer, dlf.Crop2DLayer):  # MATLAB names its second input after its role
+        # MATLAB names these inputs after their roles
+        if isinstance(layer, dlf.Crop2DLayer):
             expected_inputs = ("in", "ref")
         if isinstance(layer, dlf.SequenceUnfoldingLayer):  # and the unfolding layer's
             expected_inputs = ("in", "miniBatchSize")
+        if isinstance(layer, dlf.AttentionLayer):
+            expected_inputs = ("query", "key", "value", "mask")[: layer.NumInputs]
+        if isinstance(layer, dlf.SelfAttentionLayer):
+            expected_inputs = ("in", "mask")[: layer.NumInputs]
         assert layer.InputNames == expected_inputs
         # output layers (classificationLayer, ...) end a network: MATLAB gives them no outputs
         outputs = (0, ()) if isinstance(layer, OutputLayer) else (1, ("out",))
