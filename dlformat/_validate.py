@@ -9,11 +9,22 @@ from __future__ import annotations
 import math
 import numbers
 from collections.abc import Callable, Iterable
+from typing import TypeVar
 
 import numpy as np
 import torch
 
 from ._errors import DLFormatError
+
+T = TypeVar("T")
+
+
+def first_argument(caller: str, value: object, kind: type[T] | tuple[type, ...], what: str) -> T:
+    """``value`` itself when it is a ``kind``; otherwise an error saying ``caller`` needs ``what``
+    (``"a dlnetwork"``) as its first argument, as MATLAB's functions on objects say."""
+    if not isinstance(value, kind):
+        raise DLFormatError(f"{caller} needs {what} as its first argument; got {describe(value)}")
+    return value  # type: ignore[return-value]
 
 
 def describe(value: object) -> str:

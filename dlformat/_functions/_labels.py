@@ -227,8 +227,7 @@ def _channel(caller: str, data: torch.Tensor, count: int, dim: object) -> int:
     candidates = [
         axis
         for axis in range(values.ndim)
-        if values.shape[axis] == count
-        and bool(((values.sum(axis) - 1).abs() <= 1e-4 * count).all())
+        if values.shape[axis] == count and bool(((values.sum(axis) - 1).abs() <= 1e-4 * count).all())
     ]
     if len(candidates) != 1:
         raise DLFormatError(

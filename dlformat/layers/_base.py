@@ -400,13 +400,21 @@ class Layer(nn.Module, metaclass=_LayerType):
             )
         return int(size)
 
+    # the learnable, and its dimension, whose size fixes the lazy size when the learnable is given
+    # at construction as a matrix (fullyConnectedLayer: ("Weights", 1), OutputSize × InputSize)
+    lazy_size_from: ClassVar[tuple[str, int] | None] = None
+
     def _size_of(self, X: Any) -> int:
-        """The lazy size that input ``X`` implies."""
-        raise NotImplementedError
+        """The lazy size that input ``X`` implies; by default its channel count (``C``)."""
+        return int(X.shape[X._fmt.index("C")])
 
     def _size_from_given(self, given: dict[str, Any]) -> int | None:
         """The lazy size that learnables given at construction imply, as MATLAB infers it."""
-        return None
+        if self.lazy_size_from is None:
+            return None
+        name, dimension = self.lazy_size_from
+        shape = tuple(getattr(given.get(name), "shape", ()))
+        return int(shape[dimension]) if len(shape) == 2 else None
 
     lazy_meaning: ClassVar[str] = ""  # what the lazy size counts, for errors ("channels")
 

@@ -214,3 +214,9 @@ def choice_property(allowed: tuple[str, ...], default: str, doc: str, *, group: 
     """A read-only property holding one of ``allowed`` (matched case-insensitively, as MATLAB does)."""
     check = partial(_validate.choice, allowed=allowed)
     return Property(check, default=default, read_only=True, group=group, doc=doc)
+
+
+def auto_size_property(doc: str) -> Property:
+    """A read-only size that is ``"auto"`` (fixed by the first input, or by ``initialize``) or a
+    positive integer: ``InputSize``, ``NumChannels``, ``NumValueChannels``, ..."""
+    return Property(_validate.auto_or_positive, default="auto", read_only=True, doc=doc)

@@ -22,7 +22,7 @@ from ..functional import attention, fullyconnect
 from ..functional._attention import MASKS, sequence_plan
 from ..functional._common import floating_data
 from ._base import Layer, matlab_constructor
-from ._properties import Learnable, Property, factor_properties, initializer_property
+from ._properties import Learnable, Property, auto_size_property, factor_properties, initializer_property
 from .recurrent import _flag
 
 __all__ = ["AttentionLayer", "SelfAttentionLayer", "attentionLayer", "selfAttentionLayer"]
@@ -164,21 +164,16 @@ class SelfAttentionLayer(_AttentionPorts):
     default_name = "selfattention"
     matlab_type = "Self-Attention"
     lazy_size = "InputSize"
+    lazy_size_from = ("QueryWeights", 1)  # MATLAB infers InputSize from NumKeyChannels × InputSize
     lazy_meaning = "channels"
 
     NumHeads = Property(_validate.positive_integer, positional=True, read_only=True, doc="Number of heads.")
     NumKeyChannels = Property(
         _validate.positive_integer, positional=True, read_only=True, doc="Query and key channels."
     )
-    NumValueChannels = Property(
-        _validate.auto_or_positive, default="auto", read_only=True, doc='"auto" or value channels.'
-    )
-    OutputSize = Property(
-        _validate.auto_or_positive, default="auto", read_only=True, doc='"auto" or output channels.'
-    )
-    InputSize = Property(
-        _validate.auto_or_positive, default="auto", read_only=True, doc='"auto" or input channels.'
-    )
+    NumValueChannels = auto_size_property('"auto" or value channels.')
+    OutputSize = auto_size_property('"auto" or output channels.')
+    InputSize = auto_size_property('"auto" or input channels.')
     AttentionMask = Property(
         _attention_mask,
         default="none",
@@ -239,14 +234,6 @@ class SelfAttentionLayer(_AttentionPorts):
         if name.endswith("Bias"):
             return self.BiasInitializer, rows, rows
         return self.WeightsInitializer, columns, rows
-
-    def _size_from_given(self, given: dict[str, Any]) -> int | None:
-        # MATLAB infers InputSize from given query weights (NumKeyChannels × InputSize)
-        shape = tuple(getattr(given.get("QueryWeights"), "shape", ()))
-        return int(shape[1]) if len(shape) == 2 else None
-
-    def _size_of(self, X: DLArray) -> int:
-        return X.shape[X._fmt.index("C")]
 
     def _ensure_sizes(self, X: Any) -> None:
         super()._ensure_sizes(X)

@@ -23,7 +23,7 @@ from .._errors import DLFormatError
 from ..functional import _sliding, dlconv, dltranspconv
 from ..functional._common import floating_data
 from ._base import matlab_constructor
-from ._properties import Learnable, Property, factor_properties, initializer_property
+from ._properties import Learnable, Property, auto_size_property, factor_properties, initializer_property
 from ._window import PaddedLayer, WindowLayer, padding_property, padding_views, sizes_property
 
 __all__ = [
@@ -70,7 +70,7 @@ def _sliding_properties() -> tuple[Property, Property, Property]:
 def _channel_properties() -> tuple[Property, Property]:
     """``NumChannels`` (``"auto"``: the first input's) and ``NumFilters`` (positional)."""
     return (
-        Property(_validate.auto_or_positive, default="auto", read_only=True, doc='"auto" or the channels.'),
+        auto_size_property('"auto" or the channels.'),
         Property(_validate.positive_integer, positional=True, read_only=True, doc="Number of filters."),
     )
 
@@ -154,9 +154,6 @@ class _ConvolutionLayer(WindowLayer):
     def _channels_from(self, sizes: tuple[int, ...]) -> int:
         """The lazy size that weights with these dimensions after the filter size imply."""
         raise NotImplementedError
-
-    def _size_of(self, X: DLArray) -> int:
-        return X.shape[X._fmt.index("C")]
 
     def predict(self, X: DLArray) -> DLArray:
         X = require_dimensions(X, "C", self._caller)
@@ -312,9 +309,7 @@ class GroupedConvolution2DLayer(_Padded):
         _validate.positive_integer, positional=True, read_only=True, doc="Filters per group."
     )
     NumGroups = Property(_num_groups, positional=True, read_only=True, doc='Groups, or "channel-wise".')
-    NumChannelsPerGroup = Property(
-        _validate.auto_or_positive, default="auto", read_only=True, doc='"auto" or the channels per group.'
-    )
+    NumChannelsPerGroup = auto_size_property('"auto" or the channels per group.')
 
     def _check_properties(self) -> None:
         super()._check_properties()

@@ -8,13 +8,12 @@ from typing import Any
 
 import torch
 
-from .. import _validate
 from .._dlarray import DLArray, require_dimensions
 from .._errors import DLFormatError
 from ..functional._attention import sequence_plan
 from ..functional._common import floating_data
 from ._base import Layer, matlab_constructor
-from ._properties import Learnable, Property, factor_properties, initializer_property
+from ._properties import Learnable, auto_size_property, factor_properties, initializer_property
 
 __all__ = ["EmbeddingConcatenationLayer", "embeddingConcatenationLayer"]
 
@@ -49,11 +48,10 @@ class EmbeddingConcatenationLayer(Layer):
     default_name = "embedconcat"
     matlab_type = "Embedding Concatenation"
     lazy_size = "InputSize"
+    lazy_size_from = ("Weights", 0)
     lazy_meaning = "channels"
 
-    InputSize = Property(
-        _validate.auto_or_positive, default="auto", read_only=True, doc='"auto" or input channels.'
-    )
+    InputSize = auto_size_property('"auto" or input channels.')
     Weights = Learnable(initializer="WeightsInitializer", shape=("InputSize", 1))
     WeightsInitializer = initializer_property("narrow-normal")
     WeightLearnRateFactor, WeightL2Factor = factor_properties("Weights")
@@ -62,13 +60,6 @@ class EmbeddingConcatenationLayer(Layer):
         # MATLAB's page: glorot's and he's numIn and numOut are both the input's channels
         channels = self._fixed_size(name)
         return self.WeightsInitializer, channels, channels
-
-    def _size_from_given(self, given: dict[str, Any]) -> int | None:
-        shape = tuple(getattr(given.get("Weights"), "shape", ()))
-        return int(shape[0]) if len(shape) == 2 else None
-
-    def _size_of(self, X: DLArray) -> int:
-        return X.shape[X._fmt.index("C")]
 
     def predict(self, X: DLArray) -> DLArray:
         X = require_dimensions(X, "C", self._caller)

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from .. import _validate
 from .._dlarray import DLArray, require_dimensions
 from .._errors import DLFormatError
@@ -11,7 +9,7 @@ from ..functional import fullyconnect
 from ..functional._common import floating_data
 from ..functional._dense import flattened_size
 from ._base import Layer, matlab_constructor
-from ._properties import Learnable, Property, factor_properties, initializer_property
+from ._properties import Learnable, Property, auto_size_property, factor_properties, initializer_property
 
 ACCEPTED = '"CB", "SCB", "SSCB", "SSSCB", "CBT", "SCBT"'
 
@@ -49,11 +47,10 @@ class FullyConnectedLayer(Layer):
 
     default_name = "fc"
     lazy_size = "InputSize"
+    lazy_size_from = ("Weights", 1)
     lazy_meaning = "features (S and C flattened)"
 
-    InputSize = Property(
-        _validate.auto_or_positive, default="auto", read_only=True, doc='"auto" or the flattened input size.'
-    )
+    InputSize = auto_size_property('"auto" or the flattened input size.')
     OutputSize = Property(_validate.positive_integer, positional=True, read_only=True, doc="Output channels.")
     Weights = Learnable(initializer="WeightsInitializer", shape=("OutputSize", "InputSize"))
     Bias = Learnable(initializer="BiasInitializer", shape=("OutputSize", 1))
@@ -61,10 +58,6 @@ class FullyConnectedLayer(Layer):
     BiasInitializer = initializer_property("zeros")
     WeightLearnRateFactor, WeightL2Factor = factor_properties("Weights")
     BiasLearnRateFactor, BiasL2Factor = factor_properties("Bias", l2=0.0)
-
-    def _size_from_given(self, given: dict[str, Any]) -> int | None:
-        shape = tuple(getattr(given["Weights"], "shape", ()))
-        return int(shape[1]) if len(shape) == 2 else None
 
     def _size_of(self, X: DLArray) -> int:
         return flattened_size(X._fmt, tuple(X.shape))

@@ -23,6 +23,7 @@ from ._properties import (
     Learnable,
     Property,
     StateParameter,
+    auto_size_property,
     choice_property,
     factor_properties,
     initializer_property,
@@ -60,9 +61,7 @@ class _ChannelNormalization(Layer):
     lazy_size = "NumChannels"
     lazy_meaning = "channels"
 
-    NumChannels = Property(
-        _validate.auto_or_positive, default="auto", read_only=True, doc='"auto" or the channel count.'
-    )
+    NumChannels = auto_size_property('"auto" or the channel count.')
     Epsilon = Property(_validate.positive, default=1e-5, doc=EPSILON_DOC)
     Offset = Learnable(initializer="OffsetInitializer", shape=("NumChannels", 1))
     Scale = Learnable(initializer="ScaleInitializer", shape=("NumChannels", 1))
@@ -76,9 +75,6 @@ class _ChannelNormalization(Layer):
         MATLAB's values are NumChannels × 1, or 1 × 1 × NumChannels for images)."""
         sizes = [math.prod(getattr(value, "shape", ())) for value in given.values() if value is not None]
         return sizes[0] if sizes else None
-
-    def _size_of(self, X: DLArray) -> int:
-        return X.shape[X._fmt.index("C")]
 
     def _checked_input(self, X: DLArray) -> DLArray:
         X = require_dimensions(X, "C", self._caller, '"CB", "SCB", "SSCB", "SSSCB", "CBT", "CT"')

@@ -21,7 +21,14 @@ from .._errors import DLFormatError
 from ..functional import dlconv
 from ..functional._common import floating_data
 from ._base import Layer, matlab_constructor
-from ._properties import Learnable, Property, choice_property, factor_properties, initializer_property
+from ._properties import (
+    Learnable,
+    Property,
+    auto_size_property,
+    choice_property,
+    factor_properties,
+    initializer_property,
+)
 
 __all__ = ["PatchEmbeddingLayer", "patchEmbeddingLayer"]
 
@@ -91,9 +98,7 @@ class PatchEmbeddingLayer(Layer):
     PatchSize = Property(
         _patch_size, positional=True, read_only=True, doc="Patch size per spatial dimension."
     )
-    InputSize = Property(
-        _validate.auto_or_positive, default="auto", read_only=True, doc='"auto" or input channels.'
-    )
+    InputSize = auto_size_property('"auto" or input channels.')
     OutputSize = Property(_validate.positive_integer, positional=True, read_only=True, doc="Output channels.")
     SpatialFlattenMode = choice_property(FLATTEN_MODES, "column-major", '"column-major" or "row-major".')
     Weights = Learnable(initializer="WeightsInitializer")
@@ -131,9 +136,6 @@ class PatchEmbeddingLayer(Layer):
         if isinstance(self.PatchSize, int):  # as MATLAB: one size per spatial dimension of the weights
             self._properties["PatchSize"] = (self.PatchSize,) * (len(shape) - 2)
         return int(shape[-2])
-
-    def _size_of(self, X: DLArray) -> int:
-        return X.shape[X._fmt.index("C")]
 
     def _ensure_sizes(self, X: Any) -> None:
         if isinstance(self.PatchSize, int) and not self.Initialized:

@@ -36,6 +36,7 @@ from ._properties import (
     Factor,
     Learnable,
     Property,
+    auto_size_property,
     choice_property,
     initializer_property,
 )
@@ -98,14 +99,13 @@ class RecurrentLayer(Layer):
     state_names: ClassVar[tuple[str, ...]] = ("HiddenState",)
     state_updates_persist: ClassVar[bool] = False
     lazy_size = "InputSize"
+    lazy_size_from = ("InputWeights", 1)
     lazy_meaning = "features (S and C flattened)"
 
     NumHiddenUnits = Property(
         _validate.positive_integer, positional=True, read_only=True, doc="Hidden units (the hidden size)."
     )
-    InputSize = Property(
-        _validate.auto_or_positive, default="auto", read_only=True, doc='"auto" or the input features.'
-    )
+    InputSize = auto_size_property('"auto" or the input features.')
     OutputMode = choice_property(OUTPUT_MODES, "sequence", '"sequence" or "last" (the last time step only).')
     HasStateInputs = Property(_flag, default=False, read_only=True, doc="Extra state inputs.")
     HasStateOutputs = Property(_flag, default=False, read_only=True, doc="Extra state outputs.")
@@ -189,10 +189,6 @@ class RecurrentLayer(Layer):
         if name == "Bias":
             return (self._bias_rows(), 1)
         return (self._rows(), self._fixed_size(name) if columns is None else columns)
-
-    def _size_from_given(self, given: dict[str, Any]) -> int | None:
-        shape = tuple(getattr(given.get("InputWeights"), "shape", ()))
-        return int(shape[1]) if len(shape) == 2 else None
 
     def _size_of(self, X: DLArray) -> int:
         return flattened_size(X._fmt, tuple(X.shape))

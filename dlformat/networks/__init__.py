@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Sequence
-from typing import Any, TypeVar, cast
+from typing import Any, TypeVar
 
 from .. import _validate
 from .._errors import DLFormatError
@@ -59,19 +59,13 @@ __all__ = [
 Graph = TypeVar("Graph", bound=LayerGraphBase)
 
 
-def _require(net: object, kind: type, function: str, what: str) -> None:
-    if not isinstance(net, kind):
-        raise DLFormatError(f"{function} needs {what} as its first argument; got {_validate.describe(net)}")
-
-
 def _network(net: object, function: str) -> DLNetwork:
-    _require(net, DLNetwork, function, "a dlnetwork")
-    return cast("DLNetwork", net)
+    return _validate.first_argument(function, net, DLNetwork, "a dlnetwork")
 
 
 def _graph(net: Graph, function: str) -> Graph:
     """The editing functions take a dlnetwork or a layerGraph."""
-    _require(net, LayerGraphBase, function, "a dlnetwork or a layerGraph")
+    _validate.first_argument(function, net, LayerGraphBase, "a dlnetwork or a layerGraph")
     return net
 
 

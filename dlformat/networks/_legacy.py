@@ -336,12 +336,9 @@ def classifyAndUpdateState(net: LegacyNetwork, *X: Any) -> tuple[np.ndarray, DLA
 
 
 def _legacy_network(net: object, function: str) -> LegacyNetwork:
-    if not isinstance(net, LegacyNetwork):
-        raise DLFormatError(
-            f"{function} needs a SeriesNetwork or DAGNetwork (dlf.assembleNetwork); "
-            f"got {_validate.describe(net)}"
-        )
-    return net
+    return _validate.first_argument(
+        function, net, LegacyNetwork, "a SeriesNetwork or DAGNetwork (dlf.assembleNetwork)"
+    )
 
 
 def _layer_order(graph: LayerGraphBase) -> list[str]:

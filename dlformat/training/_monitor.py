@@ -287,12 +287,7 @@ def groupSubPlot(monitor: TrainingProgressMonitor, groupName: str, metricNames: 
 
 
 def _monitor(caller: str, monitor: Any) -> TrainingProgressMonitor:
-    if not isinstance(monitor, TrainingProgressMonitor):
-        raise DLFormatError(
-            f"{caller} needs a trainingProgressMonitor as its first argument; got "
-            f"{_validate.describe(monitor)}"
-        )
-    return monitor
+    return _validate.first_argument(caller, monitor, TrainingProgressMonitor, "a trainingProgressMonitor")
 
 
 def _known(caller: str, given: dict[str, Any], names: Any, kind: tuple[str, str, str]) -> dict[str, Any]:
