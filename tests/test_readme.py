@@ -11,7 +11,7 @@ README = Path(__file__).parents[1] / "README.md"
 def test_readme_python_examples_run_in_order(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)  # the examples write files
     blocks = re.findall(r"```python\n(.*?)```", README.read_text(), flags=re.S)
-    assert len(blocks) == 4
+    assert len(blocks) == 5
     namespace: dict = {}
     for block in blocks:
         exec(compile(block, str(README), "exec"), namespace)
@@ -20,6 +20,7 @@ def test_readme_python_examples_run_in_order(tmp_path, monkeypatch):
     assert namespace["table"]["Layer"].ravel().tolist() == ["posemb"]
     assert namespace["Z"].dtype == namespace["torch"].float32 and namespace["Y"].shape == (10, 2)
     assert (tmp_path / "learnables.mat").is_file()
+    assert tuple(namespace["scores"].shape) == (10, 16)
 
 
 def test_the_core_issue_example():
