@@ -39,12 +39,17 @@ class Row:
     build: Callable[[int, str], tuple[Step, Step]]
 
 
-def _steps(layer, module, shape: tuple[int, ...], labels: str, device: str) -> tuple[Step, Step]:
-    """Forward + backward of ``layer`` on a dlarray and of ``module`` on the same batch-first data."""
+def _steps(
+    layer, module, shape: tuple[int, ...], labels: str, device: str, *, training: bool = True
+) -> tuple[Step, Step]:
+    """Forward + backward of ``layer`` on a dlarray and of ``module`` on the same batch-first data,
+    both in training mode (``training=False``: both in inference mode)."""
     import torch
 
     import dlformat as dlf
 
+    layer.train(training)
+    module.train(training)
     x = torch.randn(shape, device=device, requires_grad=True)
     X = dlf.dlarray(x, labels)
     layer(X)  # first call creates the lazy learnables
@@ -131,6 +136,101 @@ def _global_average2d(batch: int, device: str) -> tuple[Step, Step]:
     )
 
 
+def _batchnorm2d(training: bool) -> Callable[[int, str], tuple[Step, Step]]:
+    def build(batch: int, device: str) -> tuple[Step, Step]:
+        from torch import nn
+
+        import dlformat as dlf
+
+        layer = dlf.batchNormalizationLayer(NumChannels=64, device=device)
+        module = nn.BatchNorm2d(64, device=device)
+        return _steps(layer, module, (batch, 64, 56, 56), "BCSS", device, training=training)
+
+    return build
+
+
+def _layernorm(batch: int, device: str) -> tuple[Step, Step]:
+    from torch import nn
+
+    import dlformat as dlf
+
+    # "BTC" memory: torch normalizes the last dimension, MATLAB's "CBT" layer the C one
+    layer = dlf.layerNormalizationLayer(NumChannels=256, device=device)
+    module = nn.LayerNorm(256, device=device)
+    return _steps(layer, module, (batch, 100, 256), "BTC", device)
+
+
+def _fully_connected(batch: int, device: str) -> tuple[Step, Step]:
+    from torch import nn
+
+    import dlformat as dlf
+
+    layer = dlf.fullyConnectedLayer(1024, InputSize=1024, device=device)
+    module = nn.Linear(1024, 1024, device=device)
+    return _steps(layer, module, (batch, 1024), "BC", device)
+
+
+def _flatten(batch: int, device: str) -> tuple[Step, Step]:
+    from torch import nn
+
+    import dlformat as dlf
+
+    # MATLAB flattens S and C column-major, the first S fastest: over "BCSS" memory that is
+    # torch's flatten of the reversed spatial dimensions, which costs one copy on both sides
+    module = nn.Sequential(_Permute(0, 1, 3, 2), nn.Flatten())
+    return _steps(dlf.flattenLayer(), module, (batch, 64, 14, 14), "BCSS", device)
+
+
+class _Permute:
+    """``x.permute(*order)`` as a parameterless module (defined lazily: torch is imported late)."""
+
+    def __new__(cls, *order: int):  # type: ignore[misc]
+        from torch import nn
+
+        class Permute(nn.Module):
+            def forward(self, x):  # type: ignore[no-untyped-def]
+                return x.permute(*order)
+
+        return Permute()
+
+
+T_STEPS, HIDDEN, FEATURES = 100, 128, 128  # issue 14: T=100, B=32, H=128
+
+
+def _recurrent(kind: str) -> Callable[[int, str], tuple[Step, Step]]:
+    """``lstmLayer``/``bilstmLayer``/``gruLayer`` against ``nn.LSTM``/``nn.GRU`` (its output
+    sequence), on ``T × B × features`` memory labelled ``"TBC"``: the layout both kernels take."""
+
+    def build(batch: int, device: str) -> tuple[Step, Step]:
+        from torch import nn
+
+        import dlformat as dlf
+
+        constructor = {"lstm": dlf.lstmLayer, "bilstm": dlf.bilstmLayer, "gru": dlf.gruLayer}[kind]
+        module_type = nn.GRU if kind == "gru" else nn.LSTM
+        layer = constructor(HIDDEN, InputSize=FEATURES, device=device)
+        module = nn.Sequential(
+            module_type(FEATURES, HIDDEN, bidirectional=kind == "bilstm", device=device), _First()
+        )
+        ours, reference = _steps(layer, module, (T_STEPS, batch, FEATURES), "TBC", device)
+        return ours, reference
+
+    return build
+
+
+class _First:
+    """A parameterless module picking the first of its input's items (a recurrent module's output)."""
+
+    def __new__(cls):  # type: ignore[misc]
+        from torch import nn
+
+        class First(nn.Module):
+            def forward(self, outputs):  # type: ignore[no-untyped-def]
+                return outputs[0]
+
+        return First()
+
+
 ROWS = [
     Row("conv1d", "convolution1dLayer(3,128) vs nn.Conv1d, 128×512", _conv1d),
     Row("conv2d", "convolution2dLayer(3,64) vs nn.Conv2d, 64×56×56", _conv2d),
@@ -139,6 +239,22 @@ ROWS = [
     Row("maxpool2d", "maxPooling2dLayer(2,Stride=2) vs nn.MaxPool2d, 64×56×56", _maxpool2d),
     Row("avgpool2d", "averagePooling2dLayer(2,Stride=2) vs nn.AvgPool2d, 64×56×56", _avgpool2d),
     Row("gapool2d", "globalAveragePooling2dLayer vs nn.AdaptiveAvgPool2d(1), 256×14×14", _global_average2d),
+    Row(
+        "batchnorm-train",
+        "batchNormalizationLayer (training) vs nn.BatchNorm2d, 64×56×56",
+        _batchnorm2d(True),
+    ),
+    Row(
+        "batchnorm-infer",
+        "batchNormalizationLayer (inference) vs nn.BatchNorm2d.eval(), 64×56×56",
+        _batchnorm2d(False),
+    ),
+    Row("layernorm", "layerNormalizationLayer vs nn.LayerNorm, C=256 T=100", _layernorm),
+    Row("fc", "fullyConnectedLayer(1024) vs nn.Linear, 1024 features", _fully_connected),
+    Row("flatten", "flattenLayer vs permute + nn.Flatten, 64×14×14", _flatten),
+    Row("lstm", "lstmLayer(128) vs nn.LSTM, T=100 features 128", _recurrent("lstm")),
+    Row("bilstm", "bilstmLayer(128) vs nn.LSTM(bidirectional), T=100 features 128", _recurrent("bilstm")),
+    Row("gru", "gruLayer(128) vs nn.GRU, T=100 features 128", _recurrent("gru")),
 ]
 
 
