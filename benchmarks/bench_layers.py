@@ -231,6 +231,83 @@ class _First:
         return First()
 
 
+MODEL_CHANNELS, MAX_POSITION, HEADS, KEY_CHANNELS, CLASSES = 64, 128, 4, 64, 10
+
+
+def _transformer(batch: int, device: str) -> tuple[Step, Step]:
+    """MathWorks' time-series transformer (``sequenceInputLayer → positionEmbeddingLayer →
+    additionLayer → selfAttentionLayer ×2 → indexing1dLayer → fullyConnectedLayer``, the input also
+    feeding the addition) as a ``dlnetwork``, against the same math hand-written on batch-first
+    tensors with the network's own weights; the builder checks that both give the same output."""
+    import torch
+    import torch.nn.functional as F
+    from torch import nn
+
+    import dlformat as dlf
+
+    layers = [
+        dlf.sequenceInputLayer(MODEL_CHANNELS, Name="input"),
+        dlf.positionEmbeddingLayer(MODEL_CHANNELS, MAX_POSITION, Name="pos-emb"),
+        dlf.additionLayer(2, Name="add"),
+        dlf.selfAttentionLayer(HEADS, KEY_CHANNELS),
+        dlf.selfAttentionLayer(HEADS, KEY_CHANNELS),
+        dlf.indexing1dLayer("last"),
+        dlf.fullyConnectedLayer(CLASSES),
+    ]
+    net = dlf.dlnetwork(layers, Initialize=False)
+    net = dlf.connectLayers(net, "input", "add/in2")
+    net = dlf.initialize(net).to(device)
+    attention = [layer for layer in net.Layers if type(layer).__name__ == "SelfAttentionLayer"]
+    position, fc = net.Layers[1], net.Layers[-1]
+
+    class Transformer(nn.Module):
+        """The same network hand-written on ``(B, T, C)`` tensors, sharing the weights."""
+
+        def __init__(self) -> None:
+            super().__init__()
+            self.position = position.Weights
+            self.projections = nn.ParameterList(
+                getattr(layer, f"{role}{kind}")
+                for layer in attention
+                for role in ("Query", "Key", "Value", "Output")
+                for kind in ("Weights", "Bias")
+            )
+            self.fc = nn.ParameterList([fc.Weights, fc.Bias])
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            steps = x.shape[1]
+            h = x + self.position[:, :steps].t()
+            weights = list(self.projections)
+            for block in range(len(attention)):
+                wq, bq, wk, bk, wv, bv, wo, bo = weights[8 * block : 8 * block + 8]
+                q, k, v = (
+                    F.linear(h, w, b.reshape(-1)).unflatten(-1, (HEADS, -1)).transpose(1, 2)
+                    for w, b in ((wq, bq), (wk, bk), (wv, bv))
+                )
+                attended = F.scaled_dot_product_attention(q, k, v).transpose(1, 2).flatten(2)
+                h = F.linear(attended, wo, bo.reshape(-1))
+            return F.linear(h[:, -1], self.fc[0], self.fc[1].reshape(-1))
+
+    module = Transformer()
+    x = torch.randn(batch, T_STEPS, MODEL_CHANNELS, device=device, requires_grad=True)
+    ours_inputs = [x, *net.parameters()]
+    reference_inputs = [x, *module.parameters()]
+    with torch.no_grad():
+        ours_output = dlf.stripdims(dlf.forward(net, dlf.dlarray(x, "BTC")))
+        torch.testing.assert_close(ours_output, module(x).t(), rtol=1e-4, atol=1e-5)
+    upstream_ours = torch.ones_like(ours_output)
+    upstream_reference = torch.ones_like(module(x))
+
+    def ours() -> object:
+        Y = dlf.stripdims(dlf.forward(net, dlf.dlarray(x, "BTC")))
+        return torch.autograd.grad(Y, ours_inputs, upstream_ours)
+
+    def reference() -> object:
+        return torch.autograd.grad(module(x), reference_inputs, upstream_reference)
+
+    return ours, reference
+
+
 ROWS = [
     Row("conv1d", "convolution1dLayer(3,128) vs nn.Conv1d, 128×512", _conv1d),
     Row("conv2d", "convolution2dLayer(3,64) vs nn.Conv2d, 64×56×56", _conv2d),
@@ -255,6 +332,11 @@ ROWS = [
     Row("lstm", "lstmLayer(128) vs nn.LSTM, T=100 features 128", _recurrent("lstm")),
     Row("bilstm", "bilstmLayer(128) vs nn.LSTM(bidirectional), T=100 features 128", _recurrent("bilstm")),
     Row("gru", "gruLayer(128) vs nn.GRU, T=100 features 128", _recurrent("gru")),
+    Row(
+        "transformer",
+        "time-series transformer dlnetwork vs hand-written module, C=64 T=100, 4 heads",
+        _transformer,
+    ),
 ]
 
 

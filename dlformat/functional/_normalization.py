@@ -145,7 +145,26 @@ def layernorm(
     norm = _Normalization("layernorm", X, offset, scaleFactor, options)
     operation = _validate.choice("OperationDimension", OperationDimension, OPERATION_DIMENSIONS)
     dimensions = _reduced_dimensions(norm.X._fmt, operation)
-    return norm.result(_standardized(norm.working(), dimensions, norm.epsilon))
+    return _fused_layernorm(norm, norm.working(), dimensions)
+
+
+def _fused_layernorm(norm: _Normalization, working: torch.Tensor, dimensions: tuple[int, ...]) -> DLArray:
+    """``layernorm`` on torch's fused kernel, which normalizes trailing dimensions: the spanned
+    ones are moved last, each group in its memory order (a contiguous tensor stays one), and the
+    per-channel scale and offset are spread over them as the kernel's weight and bias."""
+    kept = sorted((index for index in range(working.ndim) if index not in dimensions), key=working.stride)
+    spanned = sorted(dimensions, key=working.stride)
+    order = (*reversed(kept), *reversed(spanned))
+    data = working.permute(order)
+    trailing = data.shape[len(kept) :]
+    weight, bias = _fused_affine(norm, working)
+    if len(spanned) > 1:  # the channel's values repeat along the other spanned dimensions
+        shape = [1] * len(trailing)
+        shape[order[len(kept) :].index(norm.channel)] = -1
+        weight, bias = (value.view(shape).expand(trailing) for value in (weight, bias))
+    normalized = F.layer_norm(data, trailing, weight, bias, norm.epsilon)
+    inverse = tuple(sorted(range(len(order)), key=order.__getitem__))
+    return norm.wrap(normalized.permute(inverse))
 
 
 @cached_plan()
