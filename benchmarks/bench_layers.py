@@ -21,6 +21,7 @@ import argparse
 import os
 import platform
 import sys
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -348,7 +349,9 @@ ROWS = [
 ]
 
 
-def measure(rows: list[Row], device: str, rounds: int) -> dict[tuple[str, int], tuple[float, float]]:
+def measure(
+    rows: list[Row], device: str, rounds: int, clock: Callable[[], float] = time.perf_counter
+) -> dict[tuple[str, int], tuple[float, float]]:
     """(ours, torch) seconds per forward + backward, per row and batch."""
     import torch
 
@@ -357,7 +360,7 @@ def measure(rows: list[Row], device: str, rounds: int) -> dict[tuple[str, int], 
     for row in rows:
         for batch in TARGETS:
             ours, reference = row.build(batch, device)
-            times = interleaved({"ours": ours, "torch": reference}, device, rounds)
+            times = interleaved({"ours": ours, "torch": reference}, device, rounds, clock=clock)
             results[(row.name, batch)] = (times["ours"], times["torch"])
     return results
 
@@ -386,21 +389,32 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--threads", type=int, help="torch CPU threads (1 steadies the figures on a shared, loaded machine)"
     )
+    parser.add_argument(
+        "--clock",
+        choices=("wall", "cpu"),
+        default="wall",
+        help="wall time (default), or this thread's CPU time (time.thread_time): on a shared, loaded "
+        "machine it leaves out the time other processes take the core; CPU only, with --threads 1, "
+        "where torch computes forward and backward in the calling thread",
+    )
     args = parser.parse_args(argv)
     import torch
 
     if args.threads:
         torch.set_num_threads(args.threads)
+    if args.clock == "cpu" and (args.device != "cpu" or torch.get_num_threads() != 1):
+        parser.error("--clock cpu measures one thread: use it with --device cpu and --threads 1")
 
     rows = [row for row in ROWS if not args.only or row.name in args.only]
-    results = measure(rows, args.device, args.rounds)
+    clock = time.thread_time if args.clock == "cpu" else time.perf_counter
+    results = measure(rows, args.device, args.rounds, clock)
     cpu = platform.processor() or platform.machine()
     where = torch.cuda.get_device_name() if args.device == "cuda" else cpu
     threads = torch.get_num_threads()
     load = " / ".join(f"{value:.1f}" for value in os.getloadavg())
     print(
         f"{args.device} ({where}, {os.cpu_count()} CPUs), torch {torch.__version__}, threads {threads}, "
-        f"rounds {args.rounds}; load average at the end (1/5/15 min) {load}"
+        f"rounds {args.rounds}, {args.clock} clock; load average at the end (1/5/15 min) {load}"
     )
     print("\n".join(report(rows, results)))
     return 0

@@ -16,6 +16,7 @@ Half-precision data is normalized in float32 and returned in its own dtype.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import torch
@@ -274,16 +275,25 @@ def batchnorm(
     )
 
 
-def _channels_second(data: torch.Tensor, channel: int) -> tuple[torch.Tensor, tuple[int, ...]]:
-    """``data`` permuted to ``(N, C, ...)`` as torch's batch normalization takes it, the other
-    dimensions in their memory order (so a contiguous tensor stays one), and the permutation that
-    undoes it. A tensor with no other dimension gets a leading one of size 1."""
+def _channels_second(
+    data: torch.Tensor, channel: int
+) -> tuple[torch.Tensor, Callable[[torch.Tensor], torch.Tensor]]:
+    """``data`` permuted to ``(N, C, ...)`` as torch's batch normalization takes it, and the
+    permutation that undoes it. The dimensions stored outside the channel (larger strides) go
+    before it, those stored inside it after, each in memory order: a dense tensor stays
+    contiguous, and so does the kernel's result put back. With none outside, a leading dimension
+    of size 1 is added."""
+    stride = data.stride(channel)
     others = sorted((index for index in range(data.ndim) if index != channel), key=data.stride, reverse=True)
-    if not others:
-        return data.unsqueeze(0), (1,)
-    order = (others[0], channel, *others[1:])
+    outer = [index for index in others if data.stride(index) > stride]
+    inner = [index for index in others if data.stride(index) <= stride]
+    order = (*outer, channel, *inner)
     inverse = tuple(sorted(range(len(order)), key=order.__getitem__))
-    return data.permute(order), inverse
+    permuted = data.permute(order)
+    sizes = permuted.shape[: len(outer)]
+    # the outer dimensions as one N (a view for a dense tensor), or a new one of size 1
+    batched = permuted.flatten(0, len(outer) - 1) if outer else permuted.unsqueeze(0)
+    return batched, lambda result: result.unflatten(0, sizes or (1,)).reshape(permuted.shape).permute(inverse)
 
 
 def _fused_affine(norm: _Normalization, working: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -301,7 +311,7 @@ def _batch_statistics_norm(
     momentum 1 they *are* the batch mean and the unbiased variance, which ``(n − 1)/n`` turns
     into the biased one MATLAB's update uses. With one value per channel (variance 0, every
     value its own mean) torch refuses; that case is computed by hand."""
-    data, inverse = _channels_second(working, norm.channel)
+    data, back = _channels_second(working, norm.channel)
     count = data.numel() // max(norm.channels, 1)
     if count < 2:
         variance, mean = _moments(working, _all_but(norm.X._fmt, "C"))
@@ -312,7 +322,7 @@ def _batch_statistics_norm(
     weight, bias = _fused_affine(norm, working)
     normalized = F.batch_norm(data, mean, variance, weight, bias, True, 1.0, norm.epsilon)
     variance = variance * ((count - 1) / count)
-    return norm.wrap(normalized.permute(inverse)), mean, variance
+    return norm.wrap(back(normalized)), mean, variance
 
 
 def _trained_statistics_norm(
@@ -324,10 +334,10 @@ def _trained_statistics_norm(
         shape = [1] * working.ndim
         shape[norm.channel] = -1
         return norm.result((working - mean.view(shape)) * torch.rsqrt(variance.view(shape) + norm.epsilon))
-    data, inverse = _channels_second(working, norm.channel)
+    data, back = _channels_second(working, norm.channel)
     weight, bias = _fused_affine(norm, working)
     normalized = F.batch_norm(data, mean, variance, weight, bias, False, 0.0, norm.epsilon)
-    return norm.wrap(normalized.permute(inverse))
+    return norm.wrap(back(normalized))
 
 
 GROUPINGS = ("all-channels", "channel-wise")
