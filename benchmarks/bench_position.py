@@ -68,8 +68,20 @@ def interleaved(
     batch_seconds: float = 0.03,
     clock: Callable[[], float] = time.perf_counter,
 ) -> dict[str, float]:
-    """Median seconds per call of each case; the cases take turns, round by round. ``clock`` is
-    wall time by default; ``time.thread_time`` counts only this thread's CPU time (see
+    """Median seconds per call of each case; the cases take turns, round by round."""
+    samples = interleaved_samples(cases, device, rounds, batch_seconds, clock)
+    return {name: statistics.median(values) for name, values in samples.items()}
+
+
+def interleaved_samples(
+    cases: dict[str, Callable[[], object]],
+    device: str,
+    rounds: int,
+    batch_seconds: float = 0.03,
+    clock: Callable[[], float] = time.perf_counter,
+) -> dict[str, list[float]]:
+    """Seconds per call of each case in each round; the cases take turns, round by round. ``clock``
+    is wall time by default; ``time.thread_time`` counts only this thread's CPU time (see
     ``bench_layers.py --clock``)."""
     sync = _synchronizer(device)
     calls = {name: _calls_per_batch(function, sync, batch_seconds, clock) for name, function in cases.items()}
@@ -82,7 +94,7 @@ def interleaved(
                 function()
             sync()
             samples[name].append((clock() - start) / calls[name])
-    return {name: statistics.median(values) for name, values in samples.items()}
+    return samples
 
 
 # -- the measurements (one child process) -----------------------------------------------------------
