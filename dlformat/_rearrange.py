@@ -1,12 +1,12 @@
-"""``rearrange``: einops' ``rearrange`` for the patterns dlformat's plans build, without its
-per-call cost.
+"""``rearrange``: einops' ``rearrange`` for the patterns dlformat's plans build, a little cheaper.
 
-The format plans route dimensions with einops patterns (readable, built once per format). Calling
-``einops.rearrange`` costs about 10 µs a call on a 2-core machine, much of a layer's whole cost
-at batch 1. The patterns the plans build are simple: plain axis names (or ``1``, a size-1 axis
-to drop) on the left, names, ``1`` and parenthesized groups on the right. Such a pattern is
-compiled once (cached) into one ``permute`` and one ``reshape``, exactly what einops does with it;
-any other pattern, or one with axis sizes given, goes to einops.
+The format plans route dimensions with einops patterns (readable, built once per format), and a
+layer call runs several. ``einops.rearrange`` looks its recipe up on every call (about 2.7 µs for
+a two-axis permutation on a 2-core machine, against 2.0 µs here). The patterns the plans build
+are simple: plain axis names (or ``1``, a size-1 axis to drop) on the left, names, ``1`` and
+parenthesized groups on the right. Such a pattern is compiled once (cached) into one ``permute``
+and one ``reshape``, exactly what einops does with it; any other pattern, or one with axis sizes
+given, goes to einops.
 """
 
 from __future__ import annotations
