@@ -41,37 +41,60 @@ def _synchronizer(device: str) -> Callable[[], None]:
     return torch.cuda.synchronize if device == "cuda" else (lambda: None)
 
 
-def _calls_per_batch(function: Callable[[], object], sync: Callable[[], None], batch_seconds: float) -> int:
+def _calls_per_batch(
+    function: Callable[[], object],
+    sync: Callable[[], None],
+    batch_seconds: float,
+    clock: Callable[[], float] = time.perf_counter,
+) -> int:
     function()
     sync()
     calls, elapsed = 1, 0.0
     while True:
-        start = time.perf_counter()
+        start = clock()
         for _ in range(calls):
             function()
         sync()
-        elapsed = time.perf_counter() - start
+        elapsed = clock() - start
         if elapsed >= batch_seconds / 4 or calls >= 1 << 20:
             return max(1, int(calls * batch_seconds / max(elapsed, 1e-9)))
         calls *= 4
 
 
 def interleaved(
-    cases: dict[str, Callable[[], object]], device: str, rounds: int, batch_seconds: float = 0.03
+    cases: dict[str, Callable[[], object]],
+    device: str,
+    rounds: int,
+    batch_seconds: float = 0.03,
+    clock: Callable[[], float] = time.perf_counter,
 ) -> dict[str, float]:
     """Median seconds per call of each case; the cases take turns, round by round."""
+    samples = interleaved_samples(cases, device, rounds, batch_seconds, clock)
+    return {name: statistics.median(values) for name, values in samples.items()}
+
+
+def interleaved_samples(
+    cases: dict[str, Callable[[], object]],
+    device: str,
+    rounds: int,
+    batch_seconds: float = 0.03,
+    clock: Callable[[], float] = time.perf_counter,
+) -> dict[str, list[float]]:
+    """Seconds per call of each case in each round; the cases take turns, round by round. ``clock``
+    is wall time by default; ``time.thread_time`` counts only this thread's CPU time (see
+    ``bench_layers.py --clock``)."""
     sync = _synchronizer(device)
-    calls = {name: _calls_per_batch(function, sync, batch_seconds) for name, function in cases.items()}
+    calls = {name: _calls_per_batch(function, sync, batch_seconds, clock) for name, function in cases.items()}
     samples: dict[str, list[float]] = {name: [] for name in cases}
     for _ in range(rounds):
         for name, function in cases.items():
             sync()
-            start = time.perf_counter()
+            start = clock()
             for _ in range(calls[name]):
                 function()
             sync()
-            samples[name].append((time.perf_counter() - start) / calls[name])
-    return {name: statistics.median(values) for name, values in samples.items()}
+            samples[name].append((clock() - start) / calls[name])
+    return samples
 
 
 # -- the measurements (one child process) -----------------------------------------------------------

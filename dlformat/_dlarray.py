@@ -13,14 +13,14 @@ import operator
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-import einops
 import numpy as np
 import torch
 import torch.utils._pytree as pytree
 
-from . import _format
+from . import _format, _tracing
 from ._errors import DLFormatError, TensorMethodError
 from ._functions import _indexing, _math
+from ._rearrange import rearrange
 
 __all__ = ["DLArray", "dims", "dlarray", "extractdata", "finddim", "stripdims"]
 
@@ -80,7 +80,7 @@ def _label(tensor: torch.Tensor, fmt: str) -> tuple[torch.Tensor, str]:
         return tensor, ""
     pattern, target = _labelling_plan(fmt, tensor.ndim)
     if pattern is not None:
-        tensor = einops.rearrange(tensor, pattern)
+        tensor = rearrange(tensor, pattern)
     return _without_trailing_u(tensor, target)
 
 
@@ -89,7 +89,7 @@ def _without_trailing_u(tensor: torch.Tensor, fmt: str) -> tuple[torch.Tensor, s
     if len(fmt) > 2 and fmt[-1] == "U":
         drop = _droppable_trailing_u(fmt, tuple(size == 1 for size in tensor.shape))
         if drop:
-            tensor = einops.rearrange(tensor, _drop_trailing_pattern(drop))
+            tensor = rearrange(tensor, _drop_trailing_pattern(drop))
             fmt = fmt[:-drop]
     return tensor, fmt
 
@@ -432,9 +432,15 @@ def working_dtype(*dtypes: torch.dtype) -> torch.dtype:
     Integer and logical data take the floating type of the other operands, or the default
     dtype (float32) when there is none.
     """
+    return _working_dtype(dtypes, torch.get_default_dtype())
+
+
+@_tracing.cached_plan()
+def _working_dtype(dtypes: tuple[torch.dtype, ...], default: torch.dtype) -> torch.dtype:
+    """:func:`working_dtype`, once per combination (it runs on every layer call)."""
     floating = [dtype for dtype in dtypes if dtype.is_floating_point]
     if not floating:
-        return torch.get_default_dtype()
+        return default
     narrower = [dtype for dtype in floating if dtype != torch.float64] or floating
     result = narrower[0]
     for dtype in narrower[1:]:
@@ -492,8 +498,8 @@ def _aligned(
 ) -> tuple[str, torch.Tensor, torch.Tensor, tuple[tuple[int | None, int | None], ...]]:
     """Both operands' data with singletons where the other has a label they lack."""
     out_fmt, left_pattern, right_pattern, sources = _broadcast_plan(left._fmt, right._fmt)
-    a = left._data if left_pattern is None else einops.rearrange(left._data, left_pattern)
-    b = right._data if right_pattern is None else einops.rearrange(right._data, right_pattern)
+    a = left._data if left_pattern is None else rearrange(left._data, left_pattern)
+    b = right._data if right_pattern is None else rearrange(right._data, right_pattern)
     return out_fmt, a, b, sources
 
 
@@ -616,7 +622,7 @@ def _assigned(target: DLArray, value: object) -> torch.Tensor:
                 f'cannot assign a "{formatted._fmt}" dlarray into a "{target._fmt}" one: the value may only '
                 "use the target's labels (it may lack some)"
             )
-        return formatted._data if pattern is None else einops.rearrange(formatted._data, pattern)
+        return formatted._data if pattern is None else rearrange(formatted._data, pattern)
     data = _operand(value)
     if not isinstance(data, torch.Tensor):
         if not _is_operand(data):
@@ -804,7 +810,7 @@ def stripdims(X: DLArray, fmt: str | None = None) -> torch.Tensor:
             'Label it first with dlarray(X, "...")'
         )
     pattern = _reorder_plan(X._fmt, target)
-    return X._data if pattern is None else einops.rearrange(X._data, pattern)
+    return X._data if pattern is None else rearrange(X._data, pattern)
 
 
 def extractdata(X: DLArray) -> torch.Tensor:

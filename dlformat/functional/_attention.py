@@ -5,7 +5,6 @@ from __future__ import annotations
 import math
 from typing import Any
 
-import einops
 import torch
 import torch.nn.functional as F
 
@@ -13,6 +12,7 @@ from .. import _format, _validate
 from .._dlarray import DLArray, dlarray
 from .._errors import DLFormatError
 from .._options import matlab_function
+from .._rearrange import rearrange
 from .._tracing import cached_plan
 from ._common import formatted_input, working_dtype
 
@@ -40,7 +40,7 @@ def _rows(X: DLArray, role: str) -> torch.Tensor:
         to_rows, _ = sequence_plan(X._fmt)
     except DLFormatError as error:
         raise DLFormatError(f"attention {role}: {error}") from None
-    return einops.rearrange(X._data, to_rows)
+    return rearrange(X._data, to_rows)
 
 
 def _mask(value: Any, name: str, shape: tuple[int, ...]) -> torch.Tensor:
@@ -129,7 +129,7 @@ def attention(
     batch, queries_count, keys_count = q.shape[0], q.shape[1], k.shape[1]
     allowed = _allowed(AttentionMask, PaddingMask, batch, queries_count, keys_count, q.device)
     dtype = working_dtype(q.dtype, k.dtype, v.dtype)
-    q, k, v = (einops.rearrange(rows.to(dtype), "b n (h d) -> b h n d", h=heads) for rows in (q, k, v))
+    q, k, v = (rearrange(rows.to(dtype), "b n (h d) -> b h n d", h=heads) for rows in (q, k, v))
     causal = isinstance(AttentionMask, str) and AttentionMask.lower() == "causal"
     if not ReturnWeights:  # torch's fused kernel; it cannot return the weights
         attended = F.scaled_dot_product_attention(
@@ -154,15 +154,15 @@ def attention(
     weights = F.dropout(weights, probability)
     attended = weights @ v
     return restore(_merge_heads(attended, queries)), DLArray._wrap(
-        einops.rearrange(weights, "b h q k -> k q h b"), ""
+        rearrange(weights, "b h q k -> k q h b"), ""
     )
 
 
 def _merge_heads(attended: torch.Tensor, queries: DLArray) -> DLArray:
     """(batch, heads, sequence, head channels) back in the queries' format, heads concatenated along C."""
     _, back = sequence_plan(queries._fmt)
-    merged = einops.rearrange(attended, "b h n d -> b n (h d)")
-    return DLArray._wrap(einops.rearrange(merged, back), queries._fmt)
+    merged = rearrange(attended, "b h n d -> b n (h d)")
+    return DLArray._wrap(rearrange(merged, back), queries._fmt)
 
 
 def _same_layout(X: Any, queries: DLArray, DataFormat: str | None, role: str) -> DLArray:
@@ -194,7 +194,7 @@ def _allowed(
                 f"{_validate.matlab_size(tuple(mask.shape))}"
             )
         mask = _mask(mask, "AttentionMask", (keys, queries, batch))
-        allowed = einops.rearrange(mask, "k q b -> b 1 q k").to(device)
+        allowed = rearrange(mask, "k q b -> b 1 q k").to(device)
     if padding_mask is not None:
         if isinstance(padding_mask, DLArray) and padding_mask._fmt:
             fmt, data = padding_mask._fmt, padding_mask._data

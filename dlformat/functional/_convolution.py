@@ -103,6 +103,8 @@ def _bias(caller: str, bias: Any, count: int) -> torch.Tensor:
             f"{caller} bias must be a scalar or have {count} elements (one per output channel); got "
             f"{_validate.matlab_size(tuple(data.shape))}"
         )
+    if data.numel() == count and sum(size > 1 for size in data.shape) <= 1:
+        return data.reshape(-1)  # one non-singleton dimension: column-major order is storage order
     return data.permute(tuple(reversed(range(data.ndim)))).reshape(-1).expand(count)
 
 
@@ -205,13 +207,12 @@ def dlconv(
     value = _sliding.padding_value("dlconv: PaddingValue", PaddingValue)
     offsets = _bias("dlconv", bias, groups * filters)
     dtype = working_dtype(data.dtype, conv.arranged.dtype, offsets.dtype)
-    matrix = conv.arranged.reshape(groups * filters, per_group, *conv.arranged.shape[3:]).to(dtype)
+    matrix = conv.arranged.reshape(groups * filters, per_group, *conv.arranged.shape[3:])
+    data, matrix, offsets = (_sliding.as_dtype(value, dtype) for value in (data, matrix, offsets))
     equal = _sliding.symmetric(padding) if value == 0 else None
     if equal is None:
-        data, equal = _sliding.pad(data.to(dtype), padding, value), (0,) * count
-    result = _CONVOLUTION[count](
-        data.to(dtype), matrix, offsets.to(dtype), strides, equal, conv.dilation, groups
-    )
+        data, equal = _sliding.pad(data, padding, value), (0,) * count
+    result = _CONVOLUTION[count](data, matrix, offsets, strides, equal, conv.dilation, groups)
     return conv.restore(DLArray._wrap(_sliding.from_torch(result, conv.window, conv.lead), conv.X._fmt))
 
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import einops
 import torch
 import torch.nn.functional as F
 
@@ -12,6 +11,7 @@ from .. import _format, _validate
 from .._dlarray import DLArray
 from .._errors import DLFormatError
 from .._options import matlab_function
+from .._rearrange import rearrange
 from .._tracing import cached_plan
 from ._common import as_data, formatted_input, working_dtype
 
@@ -55,7 +55,7 @@ def flatten_features(X: DLArray, caller: str) -> DLArray:
     flattens (the first ``S`` fastest, ``C`` slowest), ``B``, ``T`` and ``U`` kept: what
     ``flattenLayer`` returns (the vectors ``fullyconnect`` multiplies, in the same order)."""
     output, _, _, _, to_columns = _flatten_plan(X._fmt, caller, True)
-    data = einops.rearrange(X._data, to_columns)
+    data = rearrange(X._data, to_columns)
     return DLArray._wrap(data if data.ndim == len(output) else data.unsqueeze(-1), output)
 
 
@@ -113,7 +113,7 @@ def fullyconnect(X: Any, weights: Any, bias: Any, *, DataFormat: str | None = No
     matrix = _matrix(as_data(weights, "fullyconnect weights"))
     offsets = as_data(bias, "fullyconnect bias")
     output, to_rows, back, _, _ = _flatten_plan(X._fmt)
-    rows = einops.rearrange(X._data, to_rows)
+    rows = rearrange(X._data, to_rows)
     if rows.shape[-1] != matrix.shape[1]:
         raise DLFormatError(
             f'fullyconnect: the "{X._fmt}" input of size {_validate.matlab_size(tuple(X.shape))} flattens '
@@ -125,5 +125,10 @@ def fullyconnect(X: Any, weights: Any, bias: Any, *, DataFormat: str | None = No
             f"fullyconnect bias must have {matrix.shape[0]} elements (OutputSize) or 1; got {offsets.numel()}"
         )
     dtype = working_dtype(rows.dtype, matrix.dtype, offsets.dtype)
-    result = F.linear(rows.to(dtype), matrix.to(dtype), offsets.reshape(-1).to(dtype).expand(matrix.shape[0]))
-    return restore(DLArray._wrap(einops.rearrange(result, back), output))
+    # a scalar bias is spread over the outputs; .to is skipped when it would change nothing (per-call cost)
+    offsets = offsets.reshape(-1) if offsets.numel() > 1 else offsets.reshape(-1).expand(matrix.shape[0])
+    rows, matrix, offsets = (
+        value if value.dtype == dtype else value.to(dtype) for value in (rows, matrix, offsets)
+    )
+    result = F.linear(rows, matrix, offsets)
+    return restore(DLArray._wrap(rearrange(result, back), output))

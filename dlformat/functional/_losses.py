@@ -14,13 +14,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-import einops
 import torch
 
 from .. import _format, _validate
 from .._dlarray import DLArray, dlarray
 from .._errors import DLFormatError
 from .._options import matlab_function
+from .._rearrange import rearrange
 from ._common import as_data, formatted_input, working_dtype
 
 __all__ = ["crossentropy", "huber", "indexcrossentropy", "l1loss", "l2loss", "mse"]
@@ -104,7 +104,7 @@ def _aligned(caller: str, what: str, W: DLArray, Y: DLArray) -> torch.Tensor:
             f'predictions ("{Y._fmt}") lack; their labels must be among the predictions\' labels'
         )
     _, _, pattern, _ = _format.broadcast_plan(Y._fmt, W._fmt)
-    data = W._data if pattern is None else einops.rearrange(W._data, pattern)
+    data = W._data if pattern is None else rearrange(W._data, pattern)
     for index, (have, size) in enumerate(zip(data.shape, Y.shape, strict=True)):
         if have not in (1, size):
             raise DLFormatError(

@@ -16,6 +16,7 @@ Half-precision data is normalized in float32 and returned in its own dtype.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import torch
@@ -104,8 +105,11 @@ class _Normalization:
 
     def result(self, normalized: torch.Tensor) -> DLArray:
         """``normalized · scaleFactor + offset`` per channel, in the input's format (or unformatted)."""
-        scaled = _scale_shift(normalized, self.channel, self.scale, self.shift).to(self.dtype)
-        return self.restore(DLArray._wrap(scaled, self.X._fmt))
+        return self.wrap(_scale_shift(normalized, self.channel, self.scale, self.shift))
+
+    def wrap(self, scaled: torch.Tensor) -> DLArray:
+        """Already scaled and shifted data in the working dtype as the result."""
+        return self.restore(DLArray._wrap(scaled.to(self.dtype), self.X._fmt))
 
 
 @matlab_function(shared=NORMALIZATION_OPTIONS)
@@ -142,7 +146,26 @@ def layernorm(
     norm = _Normalization("layernorm", X, offset, scaleFactor, options)
     operation = _validate.choice("OperationDimension", OperationDimension, OPERATION_DIMENSIONS)
     dimensions = _reduced_dimensions(norm.X._fmt, operation)
-    return norm.result(_standardized(norm.working(), dimensions, norm.epsilon))
+    return _fused_layernorm(norm, norm.working(), dimensions)
+
+
+def _fused_layernorm(norm: _Normalization, working: torch.Tensor, dimensions: tuple[int, ...]) -> DLArray:
+    """``layernorm`` on torch's fused kernel, which normalizes trailing dimensions: the spanned
+    ones are moved last, each group in its memory order (a contiguous tensor stays one), and the
+    per-channel scale and offset are spread over them as the kernel's weight and bias."""
+    kept = sorted((index for index in range(working.ndim) if index not in dimensions), key=working.stride)
+    spanned = sorted(dimensions, key=working.stride)
+    order = (*reversed(kept), *reversed(spanned))
+    data = working.permute(order)
+    trailing = data.shape[len(kept) :]
+    weight, bias = _fused_affine(norm, working)
+    if len(spanned) > 1:  # the channel's values repeat along the other spanned dimensions
+        shape = [1] * len(trailing)
+        shape[order[len(kept) :].index(norm.channel)] = -1
+        weight, bias = (value.view(shape).expand(trailing) for value in (weight, bias))
+    normalized = F.layer_norm(data, trailing, weight, bias, norm.epsilon)
+    inverse = tuple(sorted(range(len(order)), key=order.__getitem__))
+    return norm.wrap(normalized.permute(inverse))
 
 
 @cached_plan()
@@ -218,7 +241,7 @@ def batchnorm(
         ('SSCB', (3,))
     """
     norm = _Normalization("batchnorm", X, offset, scaleFactor, options)
-    channel, channels = norm.channel, norm.channels
+    channels = norm.channels
     mean_decay = _validate.unit_interval("batchnorm: MeanDecay", MeanDecay)
     variance_decay = _validate.unit_interval("batchnorm: VarianceDecay", VarianceDecay)
     if (mu is None) != (sigmaSq is None):
@@ -236,25 +259,85 @@ def batchnorm(
     )
     dtype = norm.dtype = working_dtype(norm.dtype, *(value.dtype for value in given))
     working = norm.working()
-    shape = [1] * working.ndim
-    shape[channel] = -1
-    if given and not ReturnStatistics:
-        mean, variance = (value.to(working.dtype).view(shape) for value in given)
-    else:
-        variance, mean = _moments(working, _all_but(norm.X._fmt, "C"))
-    Y = norm.result((working - mean) * torch.rsqrt(variance + norm.epsilon))
-    if not ReturnStatistics:
-        return Y
     if not given:
-        return Y, _statistic(mean, offset, dtype), _statistic(variance, offset, dtype)
+        Y, mean, variance = _batch_statistics_norm(norm, working)
+        if ReturnStatistics:
+            return Y, _statistic(mean, offset, dtype), _statistic(variance, offset, dtype)
+        return Y
     running_mean, running_variance = (value.to(working.dtype) for value in given)
+    if not ReturnStatistics:
+        return _trained_statistics_norm(norm, working, running_mean, running_variance)
+    Y, mean, variance = _batch_statistics_norm(norm, working)
     return (
         Y,
-        _statistic(mean_decay * mean.reshape(-1) + (1 - mean_decay) * running_mean, mu, dtype),
-        _statistic(
-            variance_decay * variance.reshape(-1) + (1 - variance_decay) * running_variance, sigmaSq, dtype
-        ),
+        _statistic(mean_decay * mean + (1 - mean_decay) * running_mean, mu, dtype),
+        _statistic(variance_decay * variance + (1 - variance_decay) * running_variance, sigmaSq, dtype),
     )
+
+
+def _channels_second(
+    data: torch.Tensor, channel: int
+) -> tuple[torch.Tensor, Callable[[torch.Tensor], torch.Tensor]]:
+    """``data`` permuted to ``(N, C, ...)`` as torch's batch normalization takes it, and the
+    permutation that undoes it. The dimensions stored outside the channel (larger strides) go
+    before it, those stored inside it after, each in memory order: a dense tensor stays
+    contiguous, and so does the kernel's result put back. With none outside, a leading dimension
+    of size 1 is added."""
+    stride = data.stride(channel)
+    others = sorted((index for index in range(data.ndim) if index != channel), key=data.stride, reverse=True)
+    outer = [index for index in others if data.stride(index) > stride]
+    inner = [index for index in others if data.stride(index) <= stride]
+    order = (*outer, channel, *inner)
+    inverse = tuple(sorted(range(len(order)), key=order.__getitem__))
+    permuted = data.permute(order)
+    sizes = permuted.shape[: len(outer)]
+    # the outer dimensions as one N (a view for a dense tensor), or a new one of size 1
+    batched = permuted.flatten(0, len(outer) - 1) if outer else permuted.unsqueeze(0)
+    return batched, lambda result: result.unflatten(0, sizes or (1,)).reshape(permuted.shape).permute(inverse)
+
+
+def _fused_affine(norm: _Normalization, working: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """``scaleFactor`` and ``offset`` as the fused kernels' weight and bias."""
+    return norm.scale.to(working.dtype), norm.shift.to(working.dtype)
+
+
+def _batch_statistics_norm(
+    norm: _Normalization, working: torch.Tensor
+) -> tuple[DLArray, torch.Tensor, torch.Tensor]:
+    """``Y`` normalized by the batch's own statistics, and those statistics per channel (the mean
+    and the biased variance, detached), on torch's fused kernel.
+
+    The kernel's running statistics are where it leaves the batch's: started at zero with
+    momentum 1 they *are* the batch mean and the unbiased variance, which ``(n − 1)/n`` turns
+    into the biased one MATLAB's update uses. With one value per channel (variance 0, every
+    value its own mean) torch refuses; that case is computed by hand."""
+    data, back = _channels_second(working, norm.channel)
+    count = data.numel() // max(norm.channels, 1)
+    if count < 2:
+        variance, mean = _moments(working, _all_but(norm.X._fmt, "C"))
+        Y = norm.result((working - mean) * torch.rsqrt(variance + norm.epsilon))
+        return Y, mean.reshape(-1).detach(), variance.reshape(-1).detach()
+    mean = working.new_zeros(norm.channels)
+    variance = working.new_zeros(norm.channels)
+    weight, bias = _fused_affine(norm, working)
+    normalized = F.batch_norm(data, mean, variance, weight, bias, True, 1.0, norm.epsilon)
+    variance = variance * ((count - 1) / count)
+    return norm.wrap(back(normalized)), mean, variance
+
+
+def _trained_statistics_norm(
+    norm: _Normalization, working: torch.Tensor, mean: torch.Tensor, variance: torch.Tensor
+) -> DLArray:
+    """``Y`` normalized by given (trained) statistics: torch's fused kernel in inference mode,
+    unless a statistic takes part in autograd (the kernel gives no gradient for them)."""
+    if mean.requires_grad or variance.requires_grad:
+        shape = [1] * working.ndim
+        shape[norm.channel] = -1
+        return norm.result((working - mean.view(shape)) * torch.rsqrt(variance.view(shape) + norm.epsilon))
+    data, back = _channels_second(working, norm.channel)
+    weight, bias = _fused_affine(norm, working)
+    normalized = F.batch_norm(data, mean, variance, weight, bias, False, 0.0, norm.epsilon)
+    return norm.wrap(back(normalized))
 
 
 GROUPINGS = ("all-channels", "channel-wise")

@@ -6,12 +6,12 @@ import math
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
-import einops
 import torch
 
 from .. import _format, _validate
 from .._dlarray import DLArray, require_formatted
 from .._errors import DLFormatError
+from .._rearrange import rearrange
 from .._tracing import cached_plan
 
 __all__ = ["position_embedding", "rotary", "sinusoid", "timing_signal_1d"]
@@ -90,8 +90,8 @@ def _per_element(
             f"absent); it has size {data.shape[X._fmt.index('C')]}"
         )
     output, drop, place = _values_plan(X._fmt)
-    values = einops.rearrange(data, drop) if "C" in X._fmt else data
-    return values, lambda vectors: DLArray._wrap(einops.rearrange(vectors, place), output)
+    values = rearrange(data, drop) if "C" in X._fmt else data
+    return values, lambda vectors: DLArray._wrap(rearrange(vectors, place), output)
 
 
 def _position_plan_of(

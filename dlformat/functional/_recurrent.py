@@ -16,7 +16,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
-import einops
 import torch
 import torch.nn.functional as F
 
@@ -24,6 +23,7 @@ from .. import _format, _validate
 from .._dlarray import DLArray
 from .._errors import DLFormatError
 from .._options import matlab_function
+from .._rearrange import rearrange
 from .._tracing import cached_plan
 from ._common import as_data, formatted_input, working_dtype
 
@@ -98,7 +98,7 @@ class _Recurrence:
     ) -> None:
         caller, X, states, weights, recurrentWeights, bias = inputs[:6]
         to_steps, self.output_format, self.back = _sequence_plan(X._fmt, caller)
-        x = einops.rearrange(X._data, to_steps)
+        x = rearrange(X._data, to_steps)
         W = as_data(weights, f"{caller} weights")
         R = as_data(recurrentWeights, f"{caller} recurrentWeights")
         b = as_data(bias, f"{caller} bias")
@@ -155,7 +155,7 @@ class _Recurrence:
 
     def output(self, steps: torch.Tensor) -> DLArray:
         """``(T, B, directions*H)`` as a dlarray of the output format."""
-        return DLArray._wrap(einops.rearrange(steps, self.back), self.output_format)
+        return DLArray._wrap(rearrange(steps, self.back), self.output_format)
 
     def looped(
         self, step: Callable[..., tuple[torch.Tensor, ...]], recurrent_bias: bool = False

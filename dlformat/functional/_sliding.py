@@ -141,6 +141,11 @@ def from_torch(result: torch.Tensor, window: Window, lead: torch.Size) -> torch.
     return result.reshape(*lead, *kept).permute(window.inverse)
 
 
+def as_dtype(data: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
+    """``data.to(dtype)``, skipping the call when it would change nothing (it runs on every call)."""
+    return data if data.dtype == dtype else data.to(dtype)
+
+
 # -- option values ------------------------------------------------------------------------------
 # Plain Python on numbers and lists, so that torch.compile folds it; arrays and tensors are read
 # into lists first.

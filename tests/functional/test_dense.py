@@ -171,9 +171,13 @@ def test_precision_rule(x_dtype, w_dtype, b_dtype, expected, tolerance):
 
 def test_logical_data_takes_the_weights_type_and_integer_data_is_refused():
     # MATLAB's dlarray holds single, double or logical data
-    Y = F.fullyconnect(dlf.dlarray(torch.tensor([[True], [True]]), "CB"), torch.tensor([[1.0, 2.0]], dtype=f64), 0)
+    Y = F.fullyconnect(
+        dlf.dlarray(torch.tensor([[True], [True]]), "CB"), torch.tensor([[1.0, 2.0]], dtype=f64), 0
+    )
     assert Y.dtype == f64 and dlf.extractdata(Y).tolist() == [[3.0]]
-    with pytest.raises(DLFormatError, match=r"fullyconnect needs floating-point or logical data .* got dtype torch.int64"):
+    with pytest.raises(
+        DLFormatError, match=r"fullyconnect needs floating-point or logical data .* got dtype torch.int64"
+    ):
         F.fullyconnect(dlf.dlarray(torch.tensor([[1], [2]]), "CB"), torch.tensor([[1.0, 2.0]], dtype=f64), 0)
 
 

@@ -354,3 +354,53 @@ ZEROS, ONES = torch.zeros(4), torch.ones(4)
 def test_errors_name_the_function_the_value_and_what_is_allowed(call, message):
     with pytest.raises(DLFormatError, match=message):
         call()
+
+
+# -- batchnorm on torch's fused kernel: the cases it needs help with ----------------------------------
+def test_batchnorm_one_value_per_channel():
+    """One observation of "CB" data: each value is its channel's mean, the variance is 0 (torch's
+    kernel refuses this case; MATLAB's definition gives ``offset``)."""
+    x = np.array([[1.5], [-2.0], [0.25]])
+    offset, scale = learnables(3)
+    Y, mu, sigma_sq = F.batchnorm(formatted(x, "CB"), offset, scale, ReturnStatistics=True)
+    np.testing.assert_allclose(values(Y).ravel(), offset, rtol=0, atol=1e-12)
+    np.testing.assert_array_equal(values(mu), x.ravel())
+    np.testing.assert_array_equal(values(sigma_sq), np.zeros(3))
+    _, mu, sigma_sq = F.batchnorm(
+        formatted(x, "CB"), offset, scale, np.zeros(3), np.ones(3), ReturnStatistics=True
+    )
+    np.testing.assert_allclose(values(mu), 0.1 * x.ravel(), rtol=1e-12)
+    np.testing.assert_allclose(values(sigma_sq), np.full(3, 0.9), rtol=1e-12)
+
+
+@pytest.mark.parametrize("stored", ["BCSS", "SSCB", "CSSB", "BSSC"])
+@pytest.mark.parametrize("mode", ["batch", "trained"])
+def test_batchnorm_keeps_the_memory_order_of_its_input(stored, mode):
+    """Any memory order gives the reference values, and the result is laid out as the input is."""
+    sizes = {"S": 4, "C": 3, "B": 2}
+    shape = tuple(sizes[label] if label != "S" else 4 + index for index, label in enumerate(stored))
+    x = data(shape, 7)
+    offset, scale = learnables(3)
+    statistics = () if mode == "batch" else (np.array([0.5, -1.0, 2.0]), np.array([0.25, 4.0, 1.5]))
+    X = formatted(x, stored)
+    Y = F.batchnorm(X, offset, scale, *statistics)
+    held, held_fmt = canonical(x, stored)
+    expected = batchnorm_reference(held, held_fmt, offset, scale, 1e-5, *statistics)
+    np.testing.assert_allclose(values(Y), expected, rtol=0, atol=1e-12)
+    assert dlf.extractdata(Y).stride() == dlf.extractdata(X).stride()
+
+
+def test_batchnorm_gradient_through_given_statistics():
+    """Statistics that take part in autograd get their gradient (torch's kernel gives none)."""
+    x = torch.randn(3, 2, 3, 2, dtype=torch.float64)
+    mean = torch.tensor([0.1, 0.2, 0.3], dtype=torch.float64, requires_grad=True)
+    variance = torch.tensor([1.0, 2.0, 0.5], dtype=torch.float64, requires_grad=True)
+
+    def inference(mean, variance):
+        return dlf.stripdims(
+            F.batchnorm(
+                dlf.dlarray(x, "SSCB"), torch.zeros(3).double(), torch.ones(3).double(), mean, variance
+            )
+        )
+
+    assert torch.autograd.gradcheck(inference, (mean, variance))

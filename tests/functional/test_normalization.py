@@ -371,3 +371,28 @@ def test_crosschannelnorm_unformatted_half_and_errors():
         F.crosschannelnorm(dlf.dlarray(torch.ones(3, 2), "SB"), 3)
     with pytest.raises(DLFormatError, match=r"crosschannelnorm: K must be a finite real scalar"):
         F.crosschannelnorm(dlf.dlarray(torch.ones(3, 2), "CB"), 3, K=float("nan"))
+
+
+@pytest.mark.parametrize(
+    ("shape", "stored", "operation", "in_place"),
+    [
+        ((2, 5, 3), "BTC", "auto", True),  # batch-first memory, channels fastest: torch's own layout
+        ((3, 2, 5), "CBT", "auto", False),
+        ((2, 3, 4, 5), "BCSS", "auto", True),  # spatial-channel over channels-first memory
+        ((2, 4, 5, 3), "BSSC", "spatial-channel", True),
+        ((2, 3, 4, 5), "BCSS", "batch-excluded", True),
+        ((5, 2, 3), "TBC", "batch-excluded", False),
+    ],
+)
+def test_layernorm_in_any_memory_order(shape, stored, operation, in_place):
+    """Any memory order gives the reference values; where the normalized dimensions are stored
+    innermost (torch's kernel then reads the input as it lies), the result is laid out as the
+    input is."""
+    x = data(shape, 11)
+    channels = shape[stored.index("C")]
+    offset, scale = learnables(channels)
+    X = dlf.dlarray(torch.from_numpy(x), stored)
+    Y = F.layernorm(X, offset, scale, OperationDimension=operation)
+    expected, _ = reference(x, stored, offset, scale, operation=operation)
+    np.testing.assert_allclose(dlf.extractdata(Y).numpy(), expected, rtol=0, atol=1e-12)
+    assert (dlf.extractdata(Y).stride() == dlf.extractdata(X).stride()) == in_place

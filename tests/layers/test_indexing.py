@@ -108,3 +108,19 @@ def test_fixture_rows():
     for row in fixture["rows"]:
         layer = dlf.indexing1dLayer(*fixture["construct"]["args"], **fixture["construct"]["options"])
         assert dlf.dims(layer(dlf.dlarray(torch.randn(row["sizes"]), row["input"]))) == row["output"]
+
+
+@pytest.mark.parametrize(("stored", "shape"), [("BTC", (2, 5, 3)), ("CBT", (3, 2, 5)), ("TCB", (5, 3, 2))])
+def test_the_gradient_keeps_the_input_memory_order(stored, shape):
+    """The gradient that reaches the input is laid out as the input is (a transposed gradient makes
+    every layer before it run its backward on strided data)."""
+    x = torch.randn(shape, requires_grad=True)
+    X = dlf.dlarray(x, stored)
+    seen = []
+    X._data.register_hook(lambda grad: seen.append(grad.stride()))
+    Y = dlf.indexing1dLayer("last")(X)
+    dlf.stripdims(Y).sum().backward()
+    assert seen == [X._data.stride()]
+    expected = torch.zeros(shape)
+    expected.select(stored.index("T"), -1).fill_(1)
+    torch.testing.assert_close(x.grad, expected)
