@@ -16,11 +16,11 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import torch
 import torch.utils._pytree as pytree
+from einops import rearrange
 
 from . import _format, _tracing
 from ._errors import DLFormatError, TensorMethodError
 from ._functions import _indexing, _math
-from ._rearrange import rearrange
 
 __all__ = ["DLArray", "dims", "dlarray", "extractdata", "finddim", "stripdims"]
 

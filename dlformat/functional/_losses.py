@@ -15,12 +15,12 @@ from collections.abc import Callable
 from typing import Any
 
 import torch
+from einops import rearrange
 
 from .. import _format, _validate
 from .._dlarray import DLArray, dlarray
 from .._errors import DLFormatError
 from .._options import matlab_function
-from .._rearrange import rearrange
 from ._common import as_data, formatted_input, working_dtype
 
 __all__ = ["crossentropy", "huber", "indexcrossentropy", "l1loss", "l2loss", "mse"]

@@ -7,11 +7,11 @@ from collections.abc import Callable
 from typing import Any, NamedTuple
 
 import torch
+from einops import rearrange
 
 from .. import _format, _validate
 from .._dlarray import DLArray, require_formatted
 from .._errors import DLFormatError
-from .._rearrange import rearrange
 from .._tracing import cached_plan
 
 __all__ = ["position_embedding", "rotary", "sinusoid", "timing_signal_1d"]

@@ -18,12 +18,12 @@ from typing import Any, NamedTuple
 
 import torch
 import torch.nn.functional as F
+from einops import rearrange
 
 from .. import _format, _validate
 from .._dlarray import DLArray
 from .._errors import DLFormatError
 from .._options import matlab_function
-from .._rearrange import rearrange
 from .._tracing import cached_plan
 from ._common import as_data, formatted_input, working_dtype
 
