@@ -84,7 +84,10 @@ def test_a_fractional_padding_value_gives_integer_sequences_a_floating_result():
         (lambda: dlf.padsequences([torch.ones(3, 4)], 2, Direction="up"), "Direction"),
         (lambda: dlf.padsequences([torch.ones(3, 4)], 2, Length="all"), "Length"),
         (lambda: dlf.padsequences([torch.ones(3, 4)], 2, Length=0), "Length"),
-        (lambda: dlf.padsequences([torch.ones(3, 4), "abc"], 2), "sequence 2 must be a numeric or logical array"),
+        (
+            lambda: dlf.padsequences([torch.ones(3, 4), "abc"], 2),
+            "sequence 2 must be a numeric or logical array",
+        ),
         (lambda: dlf.padsequences([torch.ones(3, 4)], 2, Foo=1), "padsequences has no option 'Foo'"),
     ],
 )

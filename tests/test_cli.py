@@ -33,7 +33,9 @@ def documented_format_rows() -> dict[str, tuple[str, str]]:
 
 
 DOCUMENTED_ROWS = documented_format_rows()
-LAYER_FILES = sorted((path.stem for path in (ROOT / "compat_fixtures" / "layers").glob("*.json")), key=str.lower)
+LAYER_FILES = sorted(
+    (path.stem for path in (ROOT / "compat_fixtures" / "layers").glob("*.json")), key=str.lower
+)
 
 
 def test_check_of_one_layer_prints_one_ok_line_per_row_and_a_summary(capsys):
@@ -78,13 +80,19 @@ def test_check_exits_1_on_a_mismatch_or_a_missing_layer(tmp_path, capsys):
         {"input": "SSCB", "output": "SSCB", "table": "dlnetwork", "sizes": [2, 3, 4, 5]},
     ]
     source = "MathWorks documentation"
-    table.write_text(json.dumps({"layer": "fullyConnectedLayer", "source": source, "construct": {"args": [3]}, "rows": rows}))
+    table.write_text(
+        json.dumps(
+            {"layer": "fullyConnectedLayer", "source": source, "construct": {"args": [3]}, "rows": rows}
+        )
+    )
     assert main(["check", str(table)]) == 1
     out = capsys.readouterr().out.splitlines()
     assert out[2].split()[-1] == "ok"
     assert out[3].startswith("SSCB ") and out[3].endswith("output format CB, expected SSCB")
     assert out[-1] == "fullyConnectedLayer: 1 of 2 rows failed"
-    table.write_text(json.dumps({"layer": "convolution9dLayer", "source": source, "construct": {}, "rows": rows}))
+    table.write_text(
+        json.dumps({"layer": "convolution9dLayer", "source": source, "construct": {}, "rows": rows})
+    )
     assert main(["check", str(table)]) == 1
     out = capsys.readouterr().out.splitlines()
     assert out[2].endswith("dlformat has no layer constructor 'convolution9dLayer' (not ported yet)")

@@ -60,7 +60,8 @@ def test_weights_given_fix_input_size_and_are_checked():
     with pytest.raises(DLFormatError, match=r"FullyConnectedLayer Weights must have shape 3×5; got 3×8"):
         dlf.fullyConnectedLayer(3, InputSize=5, Weights=W)
     with pytest.raises(
-        DLFormatError, match=r"has InputSize 8; the \"CB\" input of size 4×2 has 4 features \(S and C flattened\)"
+        DLFormatError,
+        match=r"has InputSize 8; the \"CB\" input of size 4×2 has 4 features \(S and C flattened\)",
     ):
         layer(dlf.dlarray(torch.randn(4, 2, dtype=torch.float64), "CB"))
 
