@@ -5,9 +5,7 @@ data, causal padding, dilation, stride, padding values; transposed convolution w
 from __future__ import annotations
 
 import itertools
-import json
 import math
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -16,7 +14,6 @@ import torch
 import dlformat as dlf
 from dlformat import DLFormatError
 
-FIXTURES = Path(__file__).parents[2] / "compat_fixtures" / "layers"
 NUMPY_MODES = {
     "symmetric-include-edge": "symmetric",
     "symmetric-exclude-edge": "reflect",
@@ -438,25 +435,3 @@ def test_unsupported_formats_name_the_layer_and_the_accepted_ones(layer, fmt, si
 def test_channel_mismatch_and_too_small_inputs(layer, sizes, message):
     with pytest.raises(DLFormatError, match=message):
         layer()(dlf.dlarray(torch.randn(sizes), "SSCB"))
-
-
-# -- MATLAB's format tables (compat_fixtures/layers) ------------------------------------------------
-CONSTRUCTORS = [
-    "convolution1dLayer",
-    "convolution2dLayer",
-    "convolution3dLayer",
-    "groupedConvolution2dLayer",
-    "transposedConv1dLayer",
-    "transposedConv2dLayer",
-    "transposedConv3dLayer",
-]
-
-
-@pytest.mark.parametrize("name", CONSTRUCTORS)
-def test_format_table_rows(name):
-    fixture = json.loads((FIXTURES / f"{name}.json").read_text())
-    assert fixture["layer"] == name and fixture["rows"]
-    for row in fixture["rows"]:
-        layer = getattr(dlf, name)(*fixture["construct"]["args"], **fixture["construct"]["options"])
-        Y = layer(dlf.dlarray(torch.randn(row["sizes"]), row["input"]))
-        assert dlf.dims(Y) == row["output"], row

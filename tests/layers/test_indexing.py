@@ -3,17 +3,12 @@ indexing; the padding-mask input; its use after attention; errors."""
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
 import numpy as np
 import pytest
 import torch
 
 import dlformat as dlf
 from dlformat import DLFormatError
-
-FIXTURE = Path(__file__).resolve().parents[2] / "compat_fixtures" / "layers" / "indexing1dLayer.json"
 
 
 def values(Y):
@@ -101,13 +96,6 @@ def test_attention_then_last_element_in_a_network():
 def test_errors(call, message):
     with pytest.raises(DLFormatError, match=message):
         call()
-
-
-def test_fixture_rows():
-    fixture = json.loads(FIXTURE.read_text())
-    for row in fixture["rows"]:
-        layer = dlf.indexing1dLayer(*fixture["construct"]["args"], **fixture["construct"]["options"])
-        assert dlf.dims(layer(dlf.dlarray(torch.randn(row["sizes"]), row["input"]))) == row["output"]
 
 
 @pytest.mark.parametrize(("stored", "shape"), [("BTC", (2, 5, 3)), ("CBT", (3, 2, 5)), ("TCB", (5, 3, 2))])

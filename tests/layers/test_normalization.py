@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
 import numpy as np
 import pytest
 import torch
@@ -84,8 +81,6 @@ def test_given_scale_fixes_num_channels():
 # -- batch, group, instance and cross-channel normalization ------------------------------------
 # NumPy references in float64 from MathWorks' definitions (each layer's page and its function's:
 # batchnorm, groupnorm, instancenorm, crosschannelnorm), independent of the code under test.
-
-FIXTURES = Path(__file__).parents[2] / "compat_fixtures" / "layers"
 
 
 def per_channel(values: np.ndarray, fmt: str) -> np.ndarray:
@@ -322,19 +317,6 @@ def test_batch_normalization_state_keeps_its_dtype_and_takes_matlab_vector_shape
     assert tuple(layer.TrainedVariance.shape) == (3, 1) and layer.TrainedVariance.dtype == torch.float32
     with pytest.raises(DLFormatError, match=r"TrainedVariance must have shape 3×1; got 2×2"):
         layer.TrainedVariance = np.ones((2, 2))
-
-
-@pytest.mark.parametrize("path", sorted(FIXTURES.glob("*Normalization*.json")), ids=lambda path: path.stem)
-def test_the_format_table_fixture_rows_run(path):
-    fixture = json.loads(path.read_text())
-    construct = getattr(dlf, fixture["layer"])
-    for row in fixture["rows"]:
-        layer = construct(*fixture["construct"]["args"], **fixture["construct"]["options"])
-        sizes = list(row["sizes"])
-        sizes[row["input"].index("C")] = 6  # divisible by the fixture's group counts
-        for training in (True, False):
-            Y = layer(dlf.dlarray(torch.randn(sizes), row["input"]), training=training)
-            assert dlf.dims(Y) == row["output"] and tuple(Y.shape) == tuple(sizes)
 
 
 def test_a_state_value_of_the_right_count_but_not_a_vector_is_refused():

@@ -5,8 +5,6 @@ PaddingValue 0 (padding counts as zeros) or "mean" (only input elements count); 
 from __future__ import annotations
 
 import itertools
-import json
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -16,8 +14,6 @@ import dlformat as dlf
 from dlformat import DLFormatError
 
 from .test_convolution import pad_edges
-
-FIXTURES = Path(__file__).parents[2] / "compat_fixtures" / "layers"
 
 
 def reference_pool(x, size, strides, padding, statistic, mean_padding=False):
@@ -200,23 +196,6 @@ def test_bad_options_are_refused(build, message):
 def test_unsupported_formats_name_the_layer_and_the_accepted_ones(layer, fmt, sizes, message):
     with pytest.raises(DLFormatError, match=message):
         layer(dlf.dlarray(torch.randn(sizes), fmt))
-
-
-CONSTRUCTORS = [
-    f"{kind}Pooling{dims}dLayer"
-    for kind in ("max", "average", "globalMax", "globalAverage")
-    for dims in (1, 2, 3)
-]
-
-
-@pytest.mark.parametrize("name", CONSTRUCTORS)
-def test_format_table_rows(name):
-    fixture = json.loads((FIXTURES / f"{name}.json").read_text())
-    assert fixture["layer"] == name and fixture["rows"]
-    layer = getattr(dlf, name)(*fixture["construct"]["args"], **fixture["construct"]["options"])
-    for row in fixture["rows"]:
-        Y = layer(dlf.dlarray(torch.randn(row["sizes"]), row["input"]))
-        assert dlf.dims(Y) == row["output"], row
 
 
 def test_sequence_to_label_network_of_matlabs_example_page():

@@ -5,9 +5,6 @@ OutputMode, state ports, the layer's state carried between calls, and errors."""
 from __future__ import annotations
 
 import copy
-import inspect
-import json
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -19,7 +16,6 @@ from dlformat.layers import _initializers
 
 from ..functional.test_recurrent import gru_reference, lstm_reference
 
-FIXTURES = Path(__file__).resolve().parents[2] / "compat_fixtures" / "layers"
 D, B, T, H = 3, 2, 6, 4
 
 
@@ -278,23 +274,6 @@ def test_per_gate_l2_factor_scalar_in_a_one_element_list_is_accepted():
     assert layer.BiasL2Factor == 0.5 and layer.factors("Bias")["L2Factor"] == 0.5
 
 
-@pytest.mark.parametrize("name", ["lstmLayer", "bilstmLayer", "gruLayer"])
-def test_fixture_rows(name):
-    fixture = json.loads((FIXTURES / f"{name}.json").read_text())
-    construct = getattr(dlf, fixture["layer"])
-    for row in fixture["rows"]:
-        layer = construct(*fixture["construct"]["args"], **fixture["construct"]["options"])
-        Y = layer(dlf.dlarray(torch.randn(row["sizes"]), row["input"]))
-        assert dlf.dims(Y) == row["output"], row
-
-
-NETWORK_RESTORES_STATE = "ReturnState" in inspect.signature(dlf.predict).parameters
-
-
-@pytest.mark.skipif(
-    not NETWORK_RESTORES_STATE,
-    reason="needs the networks' State protocol (state_updates_persist, ReturnState)",
-)
 def test_a_network_call_leaves_the_recurrent_state_as_it_was():
     """MATLAB: predict (and initialize's example run) do not change net.State."""
     net = dlf.dlnetwork([dlf.sequenceInputLayer(3), dlf.lstmLayer(5), dlf.fullyConnectedLayer(2)])
