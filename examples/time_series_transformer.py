@@ -1,8 +1,10 @@
 """MathWorks' transformer for time-series prediction, ported line by line and trained with trainNetwork.
 
-The network of MathWorks' example "Transformer Networks for Time Series Prediction": a
-sequence input whose position embedding is added to it, two self-attention layers, the last
-time step, a fully connected layer and a regression output:
+The layer structure of MathWorks' example "Transformer Networks for Time Series Prediction"
+(as issue 16 describes it): a sequence input whose position embedding is added to it, two
+self-attention layers, the last time step, a fully connected layer and a regression output.
+The demo's own sizes, data and options could not be read here, so those below were chosen for
+this generated task and a short run:
 
     layers = [sequenceInputLayer(numChannels,Name="input")
               positionEmbeddingLayer(numChannels,maxPosition,Name="pos-emb")
