@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -53,3 +54,44 @@ def test_the_nanogpt_custom_training_loop_port_learns(tmp_path, capsys):
     assert validation[0] > 0.9 * chance and validation[-1] < 0.5 * validation[0]
     assert np.mean(training[-10:]) < 0.5 * training[0]
     assert "iteration   75  training loss" in out and (tmp_path / "training_progress.png").is_file()
+
+
+def run_example(name: str) -> str:
+    """Runs ``examples/<name>.py`` as a user runs it; a generous timeout, CI machines are shared."""
+    done = subprocess.run(
+        [sys.executable, str(EXAMPLES / f"{name}.py")], capture_output=True, text=True, timeout=180, check=False
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr
+    return done.stdout
+
+
+def last_number(out: str, prefix: str) -> float:
+    line = next(line for line in out.splitlines() if line.startswith(prefix))
+    return float(line[len(prefix) :].split()[0].rstrip("%"))
+
+
+def test_the_time_series_transformer_port_learns_with_trainnetwork():
+    """MathWorks' time-series transformer, trainNetwork with a piecewise schedule, legacy table."""
+    out = run_example("time_series_transformer")
+    assert (
+        "Mini-batch" in out and "Base Learning" in out and "Training finished: Max epochs completed." in out
+    )
+    rows = [line for line in out.splitlines() if re.match(r"\|\s+\d+ \|", line)]
+    rates = [float(row.rsplit("|", 2)[1]) for row in rows]
+    assert rates[0] == 0.01 and rates[-1] == 0.005  # the piecewise schedule halved the rate after epoch 15
+    assert last_number(out, "final validation loss") < 0.05
+    assert last_number(out, "validation RMSE of the next value:") < 0.3
+
+
+def test_the_lstm_sequence_classifier_learns_with_trainnetwork():
+    """Variable-length sequences (a list of C×T arrays), class names, classificationLayer, classify."""
+    out = run_example("lstm_sequence_classifier")
+    assert "Accuracy" in out and "Training finished: Max epochs completed." in out
+    assert last_number(out, "validation accuracy") >= 90
+
+
+def test_the_image_cnn_learns_with_trainnet():
+    """H×W×C×N images, trainnet's "crossentropy" with the accuracy metric, minibatchpredict, scores2label."""
+    out = run_example("image_cnn_trainnet")
+    assert "TrainingAccuracy" in out and "Training stopped: Max epochs completed" in out
+    assert last_number(out, "validation accuracy") >= 90
