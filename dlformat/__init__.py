@@ -41,6 +41,7 @@ from .networks import (
     resetState,
 )
 from .training import (
+    AcceleratedFunction,
     LearnRateSchedule,
     LegacyTrainingInfo,
     MiniBatchQueue,
@@ -48,6 +49,8 @@ from .training import (
     TrainingOptions,
     TrainingProgressMonitor,
     adamupdate,
+    clearCache,
+    dlaccelerate,
     dlfeval,
     dlgradient,
     dlupdate,
@@ -66,6 +69,7 @@ from .training import (
 )
 
 __all__ = [
+    "AcceleratedFunction",
     "DAGNetwork",
     "DLArray",
     "DLFormatError",
@@ -86,11 +90,13 @@ __all__ = [
     "assembleNetwork",
     "classify",
     "classifyAndUpdateState",
+    "clearCache",
     "collate",
     "connectLayers",
     "crossentropy",
     "dims",
     "disconnectLayers",
+    "dlaccelerate",
     "dlarray",
     "dlfeval",
     "dlgradient",

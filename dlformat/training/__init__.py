@@ -1,5 +1,5 @@
-"""MATLAB's custom training loop: ``dlfeval``, ``dlgradient``, ``dlupdate``, the solver update
-functions, ``minibatchqueue`` and ``trainingProgressMonitor``.
+"""MATLAB's custom training loop: ``dlfeval``, ``dlgradient``, ``dlaccelerate``, ``dlupdate``, the
+solver update functions, ``minibatchqueue`` and ``trainingProgressMonitor``.
 
 One module per concept: ``_dlfeval`` (evaluation with tracing), ``_dlgradient``, ``_dlupdate``,
 ``_solvers`` (``adamupdate``, ``sgdmupdate``, ``rmspropupdate``), ``_minibatchqueue``,
@@ -8,6 +8,7 @@ One module per concept: ``_dlfeval`` (evaluation with tracing), ``_dlgradient``,
 :mod:`dlformat.functional`. See docs/training_loop.md.
 """
 
+from ._dlaccelerate import AcceleratedFunction, clearCache, dlaccelerate
 from ._dlfeval import dlfeval
 from ._dlgradient import dlgradient
 from ._dlupdate import dlupdate
@@ -25,6 +26,7 @@ from ._solvers import adamupdate, rmspropupdate, sgdmupdate
 from ._trainer import LegacyTrainingInfo, TrainingInfo, trainnet, trainNetwork
 
 __all__ = [
+    "AcceleratedFunction",
     "LearnRateSchedule",
     "LegacyTrainingInfo",
     "MiniBatchQueue",
@@ -32,6 +34,8 @@ __all__ = [
     "TrainingOptions",
     "TrainingProgressMonitor",
     "adamupdate",
+    "clearCache",
+    "dlaccelerate",
     "dlfeval",
     "dlgradient",
     "dlupdate",
