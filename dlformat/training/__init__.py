@@ -1,5 +1,5 @@
-"""MATLAB's custom training loop: ``dlfeval``, ``dlgradient``, ``dlaccelerate``, ``dlupdate``, the
-solver update functions, ``minibatchqueue`` and ``trainingProgressMonitor``.
+"""MATLAB's custom training loop: ``dlfeval``, ``dlgradient``, ``dljacobian``, ``dlaccelerate``,
+``dlupdate``, the solver update functions, ``minibatchqueue`` and ``trainingProgressMonitor``.
 
 One module per concept: ``_dlfeval`` (evaluation with tracing), ``_dlgradient``, ``_dlupdate``,
 ``_solvers`` (``adamupdate``, ``sgdmupdate``, ``rmspropupdate``), ``_minibatchqueue``,
@@ -11,6 +11,7 @@ One module per concept: ``_dlfeval`` (evaluation with tracing), ``_dlgradient``,
 from ._dlaccelerate import AcceleratedFunction, clearCache, dlaccelerate
 from ._dlfeval import dlfeval
 from ._dlgradient import dlgradient
+from ._dljacobian import dldivergence, dljacobian
 from ._dlupdate import dlupdate
 from ._minibatchqueue import MiniBatchQueue, minibatchqueue
 from ._monitor import (
@@ -36,8 +37,10 @@ __all__ = [
     "adamupdate",
     "clearCache",
     "dlaccelerate",
+    "dldivergence",
     "dlfeval",
     "dlgradient",
+    "dljacobian",
     "dlupdate",
     "exponentialLearnRate",
     "groupSubPlot",
