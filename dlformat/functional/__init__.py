@@ -16,7 +16,7 @@ from ._dense import fullyconnect
 from ._embedding import embed
 from ._losses import crossentropy, huber, indexcrossentropy, l1loss, l2loss, mse
 from ._normalization import batchnorm, crosschannelnorm, groupnorm, instancenorm, layernorm
-from ._pooling import avgpool, maxpool
+from ._pooling import avgpool, maxpool, maxunpool
 from ._position import position_embedding, rotary, sinusoid, timing_signal_1d
 from ._recurrent import gru, lstm
 
@@ -42,6 +42,7 @@ __all__ = [
     "leakyrelu",
     "lstm",
     "maxpool",
+    "maxunpool",
     "mse",
     "position_embedding",
     "relu",
