@@ -12,6 +12,7 @@ MATLAB's precision (float32 when float32 and float64 meet). One module per conce
 from ._activations import gelu, leakyrelu, relu, sigmoid, softmax
 from ._attention import attention
 from ._convolution import dlconv, dltranspconv
+from ._ctc import ctc
 from ._dense import fullyconnect
 from ._embedding import embed
 from ._losses import crossentropy, huber, indexcrossentropy, l1loss, l2loss, mse
@@ -26,6 +27,7 @@ __all__ = [
     "batchnorm",
     "crosschannelnorm",
     "crossentropy",
+    "ctc",
     "dlconv",
     "dltranspconv",
     "embed",
