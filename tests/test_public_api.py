@@ -58,6 +58,7 @@ PUBLIC = {
     "GlobalAveragePooling3DLayer", "globalAveragePooling3dLayer",
     # MATLAB's losses and the custom training loop
     "crossentropy", "indexcrossentropy", "mse", "l1loss", "l2loss", "huber", "training", "dlfeval", "dlgradient",
+    "dlaccelerate", "AcceleratedFunction", "clearCache", "dljacobian", "dldivergence", "ctc",
     "dlupdate", "adamupdate", "sgdmupdate", "rmspropupdate", "minibatchqueue", "MiniBatchQueue", "padsequences",
     "trainingProgressMonitor", "TrainingProgressMonitor", "recordMetrics", "updateInfo", "groupSubPlot",
     # trainingOptions, schedules, trainnet and trainNetwork (issue 16)

@@ -12,11 +12,12 @@ MATLAB's precision (float32 when float32 and float64 meet). One module per conce
 from ._activations import gelu, leakyrelu, relu, sigmoid, softmax
 from ._attention import attention
 from ._convolution import dlconv, dltranspconv
+from ._ctc import ctc
 from ._dense import fullyconnect
 from ._embedding import embed
 from ._losses import crossentropy, huber, indexcrossentropy, l1loss, l2loss, mse
 from ._normalization import batchnorm, crosschannelnorm, groupnorm, instancenorm, layernorm
-from ._pooling import avgpool, maxpool
+from ._pooling import avgpool, maxpool, maxunpool
 from ._position import position_embedding, rotary, sinusoid, timing_signal_1d
 from ._recurrent import gru, lstm
 
@@ -26,6 +27,7 @@ __all__ = [
     "batchnorm",
     "crosschannelnorm",
     "crossentropy",
+    "ctc",
     "dlconv",
     "dltranspconv",
     "embed",
@@ -42,6 +44,7 @@ __all__ = [
     "leakyrelu",
     "lstm",
     "maxpool",
+    "maxunpool",
     "mse",
     "position_embedding",
     "relu",

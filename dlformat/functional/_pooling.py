@@ -11,6 +11,7 @@ number of input elements it covers).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -23,9 +24,9 @@ from .._errors import DLFormatError
 from .._options import matlab_function
 from .._tracing import cached_plan
 from . import _sliding
-from ._common import floating_data, formatted_input
+from ._common import as_data, floating_data, formatted_input
 
-__all__ = ["avgpool", "maxpool"]
+__all__ = ["avgpool", "maxpool", "maxunpool"]
 
 _MAX = {1: F.max_pool1d, 2: F.max_pool2d, 3: F.max_pool3d}
 _AVERAGE = {1: F.avg_pool1d, 2: F.avg_pool2d, 3: F.avg_pool3d}
@@ -92,8 +93,47 @@ def _read(
     return X, restore, window, size, strides, padding
 
 
+def _fortran_positions(shape: tuple[int, ...], device: torch.device) -> torch.Tensor:
+    """MATLAB's 1-based linear index of every element of an array of ``shape`` (column-major:
+    the first dimension fastest), as doubles, which hold them exactly."""
+    count = math.prod(shape)
+    positions = torch.arange(1, count + 1, dtype=torch.float64, device=device)
+    return positions.reshape(shape[::-1]).permute(tuple(range(len(shape) - 1, -1, -1)))
+
+
+def _linear_indices(X: Any, DataFormat: Any, caller: str) -> tuple[torch.Tensor, tuple[int, ...]]:
+    """The linear index of each element of the input ``X`` as given (unformatted data in its
+    stored order), moved to the formatted order the pooling works in; and ``size(X)``."""
+    data = as_data(X, f"{caller} input")
+    shape = tuple(data.shape)
+    fmt = X._fmt if isinstance(X, DLArray) else ""
+    positions = DLArray._wrap(_fortran_positions(shape, data.device), fmt)
+    formatted, _ = formatted_input(positions, None if fmt else DataFormat, caller)
+    return formatted._data, shape
+
+
+def _pool_indices(
+    X: DLArray,
+    positions: torch.Tensor,
+    window: _sliding.Window,
+    size: tuple[int, ...],
+    strides: tuple[int, ...],
+    padding: _sliding.Edges,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Max pooling that also gives, per region, the linear index of its maximum in the input."""
+    data, lead = _sliding.to_torch(X._data, window)
+    where, _ = _sliding.to_torch(positions, window)
+    equal = _sliding.symmetric(padding, [extent // 2 for extent in size])
+    if equal is None:  # torch's indices then count in the padded data: pad the positions alike
+        data, equal = _sliding.pad(data, padding, -torch.inf), (0,) * len(size)
+        where = _sliding.pad(where, padding, 0.0)
+    result, found = _MAX[len(size)](data, size, strides, equal, return_indices=True)
+    picked = where.flatten(2).gather(2, found.flatten(2)).reshape(found.shape)
+    return _sliding.from_torch(result, window, lead), _sliding.from_torch(picked, window, lead)
+
+
 @matlab_function(shared=POOLING_OPTIONS)
-def maxpool(X: Any, poolsize: Any, **options: Any) -> DLArray:
+def maxpool(X: Any, poolsize: Any, *, ReturnIndices: Any = False, **options: Any) -> Any:
     """MATLAB's ``Y = maxpool(X, poolsize)`` and ``maxpool(X, "global")``: the maximum of each
     pooling region.
 
@@ -110,15 +150,24 @@ def maxpool(X: Any, poolsize: Any, **options: Any) -> DLArray:
             ``"S"`` per ``S`` dimension of ``X``).
         DataFormat: the format of unformatted ``X``; the result is then unformatted.
 
-    The indices output of MATLAB's ``[Y, indx, inputSize] = maxpool(...)`` (for ``maxunpool``)
-    is not ported.
+        ReturnIndices: ``True`` for MATLAB's ``[Y, indx, inputSize] = maxpool(...)``: also the
+            1-based linear index (column-major) into ``X`` of each region's maximum, a dlarray of
+            doubles formatted as ``Y``, and ``size(X)`` as a tuple; :func:`maxunpool` takes them.
 
     Examples:
         >>> X = dlf.dlarray(torch.randn(6, 6, 3, 2), "SSCB")
         >>> tuple(F.maxpool(X, 2, Stride=2).shape), tuple(F.maxpool(X, "global").shape)
         ((3, 3, 3, 2), (1, 1, 3, 2))
     """
+    returning = _validate.flag("maxpool: ReturnIndices", ReturnIndices)
+    given = X
     X, restore, window, size, strides, padding = _read("maxpool", X, poolsize, options)
+    if returning:
+        positions, input_size = _linear_indices(given, options["DataFormat"], "maxpool")
+        if size is None:  # one region spanning the pooled dimensions
+            size = tuple(X._data.shape[index] for index in window.slid)
+        result, indices = _pool_indices(X, positions, window, size, strides, padding)
+        return restore(DLArray._wrap(result, X._fmt)), restore(DLArray._wrap(indices, X._fmt)), input_size
     if size is None:
         return restore(DLArray._wrap(X._data.amax(dim=window.slid, keepdim=True), X._fmt))
     data, lead = _sliding.to_torch(X._data, window)
@@ -165,3 +214,64 @@ def avgpool(X: Any, poolsize: Any, *, PaddingValue: Any = 0, **options: Any) -> 
             ones = data.new_ones((1, 1, *data.shape[2:]))
             result = result / pool(_sliding.pad(ones, padding, 0.0), size, strides, 0)
     return restore(DLArray._wrap(_sliding.from_torch(result.to(dtype), window, lead), X._fmt))
+
+
+@matlab_function
+def maxunpool(X: Any, indx: Any, outputSize: Any, *, DataFormat: Any = None) -> DLArray:
+    """MATLAB's ``Y = maxunpool(X, indx, outputSize)``: zeros of size ``outputSize`` with each
+    element of ``X`` at its linear index ``indx`` (from ``maxpool(..., ReturnIndices=True)``).
+
+    ``X`` is formatted, or unformatted with ``DataFormat`` (the result is then unformatted);
+    ``indx`` has ``X``'s size and holds 1-based column-major linear indices into an array of
+    size ``outputSize``. Where several regions picked the same element (overlapping regions),
+    it gets that one value. Gradients flow to ``X``.
+
+    Examples:
+        >>> X = dlf.dlarray(torch.tensor([[1.0, 5.0], [4.0, 2.0]]).reshape(2, 2, 1, 1), "SSCB")
+        >>> Y, indx, inputSize = F.maxpool(X, 2, ReturnIndices=True)
+        >>> dlf.extractdata(indx).flatten().tolist(), inputSize
+        ([3.0], (2, 2, 1, 1))
+        >>> dlf.extractdata(F.maxunpool(Y, indx, inputSize))[:, :, 0, 0].tolist()
+        [[0.0, 5.0], [0.0, 0.0]]
+    """
+    formatted_input(X, DataFormat, "maxunpool")  # X formatted, or DataFormat labelling it
+    # X in its given (stored) order, as indx counts in it
+    stored = floating_data(as_data(X, "maxunpool input"), "maxunpool")
+    positions = as_data(indx, "maxunpool indx").to(stored.device)
+    if tuple(positions.shape) != tuple(stored.shape):
+        raise DLFormatError(
+            f"maxunpool: indx must have the size of X ({_validate.matlab_size(stored.shape)}); got "
+            f"{_validate.matlab_size(positions.shape)}"
+        )
+    shape = _output_size(outputSize, stored.ndim)
+    count = math.prod(shape)
+    flat = positions.reshape(-1)
+    whole = flat.round()
+    if flat.numel() and (not torch.equal(whole, flat) or whole.min() < 1 or whole.max() > count):
+        raise DLFormatError(
+            f"maxunpool: indx must hold integer linear indices from 1 to {count} (numel of outputSize "
+            f"{_validate.matlab_size(shape)})"
+        )
+    target = stored.new_zeros(count).index_put((whole.long() - 1,), stored.reshape(-1))
+    result = target.reshape(shape[::-1]).permute(tuple(range(len(shape) - 1, -1, -1)))
+    return DLArray._wrap(result, X._fmt if isinstance(X, DLArray) else "")
+
+
+def _output_size(outputSize: Any, ndims: int) -> tuple[int, ...]:
+    """``outputSize`` as sizes for ``ndims`` dimensions (MATLAB's trailing singletons may be left off)."""
+    if isinstance(outputSize, torch.Tensor):
+        outputSize = outputSize.tolist()
+    elif hasattr(outputSize, "tolist"):
+        outputSize = outputSize.tolist()
+    if not isinstance(outputSize, (list, tuple)) or not outputSize:
+        raise DLFormatError(
+            f"maxunpool: outputSize must be a vector of sizes (maxpool's inputSize); got "
+            f"{_validate.describe(outputSize)}"
+        )
+    sizes = [_validate.positive_integer("maxunpool: outputSize", value) for value in outputSize]
+    if len(sizes) > ndims and any(size != 1 for size in sizes[ndims:]):
+        raise DLFormatError(
+            f"maxunpool: outputSize {_validate.matlab_size(sizes)} has more dimensions than X ({ndims})"
+        )
+    sizes = sizes[:ndims] + [1] * (ndims - len(sizes))
+    return tuple(sizes)

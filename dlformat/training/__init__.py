@@ -1,5 +1,5 @@
-"""MATLAB's custom training loop: ``dlfeval``, ``dlgradient``, ``dlupdate``, the solver update
-functions, ``minibatchqueue`` and ``trainingProgressMonitor``.
+"""MATLAB's custom training loop: ``dlfeval``, ``dlgradient``, ``dljacobian``, ``dlaccelerate``,
+``dlupdate``, the solver update functions, ``minibatchqueue`` and ``trainingProgressMonitor``.
 
 One module per concept: ``_dlfeval`` (evaluation with tracing), ``_dlgradient``, ``_dlupdate``,
 ``_solvers`` (``adamupdate``, ``sgdmupdate``, ``rmspropupdate``), ``_minibatchqueue``,
@@ -8,8 +8,10 @@ One module per concept: ``_dlfeval`` (evaluation with tracing), ``_dlgradient``,
 :mod:`dlformat.functional`. See docs/training_loop.md.
 """
 
+from ._dlaccelerate import AcceleratedFunction, clearCache, dlaccelerate
 from ._dlfeval import dlfeval
 from ._dlgradient import dlgradient
+from ._dljacobian import dldivergence, dljacobian
 from ._dlupdate import dlupdate
 from ._minibatchqueue import MiniBatchQueue, minibatchqueue
 from ._monitor import (
@@ -25,6 +27,7 @@ from ._solvers import adamupdate, rmspropupdate, sgdmupdate
 from ._trainer import LegacyTrainingInfo, TrainingInfo, trainnet, trainNetwork
 
 __all__ = [
+    "AcceleratedFunction",
     "LearnRateSchedule",
     "LegacyTrainingInfo",
     "MiniBatchQueue",
@@ -32,8 +35,12 @@ __all__ = [
     "TrainingOptions",
     "TrainingProgressMonitor",
     "adamupdate",
+    "clearCache",
+    "dlaccelerate",
+    "dldivergence",
     "dlfeval",
     "dlgradient",
+    "dljacobian",
     "dlupdate",
     "exponentialLearnRate",
     "groupSubPlot",
