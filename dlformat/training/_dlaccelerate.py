@@ -28,6 +28,23 @@ __all__ = ["AcceleratedFunction", "clearCache", "dlaccelerate"]
 _CHECK_MODES = ("none", "tolerance")
 
 
+class _Setting:
+    """A settable property checked on assignment: ``Enabled = _Setting(_validate.flag)`` keeps the
+    checked value in ``self._Enabled``."""
+
+    def __init__(self, check: Callable[[str, Any], Any]) -> None:
+        self.check = check
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def __get__(self, instance: Any, owner: type | None = None) -> Any:
+        return self if instance is None else instance.__dict__[f"_{self.name}"]
+
+    def __set__(self, instance: Any, value: Any) -> None:
+        instance.__dict__[f"_{self.name}"] = self.check(f"AcceleratedFunction {self.name}", value)
+
+
 def _pattern(value: Any) -> Hashable:
     """The part of an input that selects a cached trace, as MATLAB keys its cache.
 
@@ -79,10 +96,10 @@ class AcceleratedFunction:
                 f"got {_validate.describe(fun)}"
             )
         self._function = fun
-        self._enabled = True
+        self.Enabled = True
         self._cache_size = 50
-        self._check_mode = "none"
-        self._check_tolerance = 1e-4
+        self.CheckMode = "none"
+        self.CheckTolerance = 1e-4
         self._patterns: set[Hashable] = set()
         self._calls = 0
         self._hits = 0
@@ -93,13 +110,9 @@ class AcceleratedFunction:
         """The underlying function (read-only, as in MATLAB)."""
         return self._function
 
-    @property
-    def Enabled(self) -> bool:
-        return self._enabled
-
-    @Enabled.setter
-    def Enabled(self, value: Any) -> None:
-        self._enabled = _validate.flag("AcceleratedFunction Enabled", value)
+    Enabled = _Setting(_validate.flag)
+    CheckMode = _Setting(lambda name, value: _validate.choice(name, value, _CHECK_MODES))
+    CheckTolerance = _Setting(_validate.positive)
 
     @property
     def CacheSize(self) -> int:
@@ -125,22 +138,6 @@ class AcceleratedFunction:
         """Percentage of ``CacheSize`` that the cached input patterns fill."""
         return 100.0 * len(self._patterns) / self._cache_size
 
-    @property
-    def CheckMode(self) -> str:
-        return self._check_mode
-
-    @CheckMode.setter
-    def CheckMode(self, value: Any) -> None:
-        self._check_mode = _validate.choice("AcceleratedFunction CheckMode", value, _CHECK_MODES)
-
-    @property
-    def CheckTolerance(self) -> float:
-        return self._check_tolerance
-
-    @CheckTolerance.setter
-    def CheckTolerance(self, value: Any) -> None:
-        self._check_tolerance = _validate.positive("AcceleratedFunction CheckTolerance", value)
-
     # -- methods ----------------------------------------------------------------------------------
     def clearCache(self) -> None:
         """MATLAB's ``clearCache(accfun)``: forget the cached input patterns and the hit count."""
@@ -149,7 +146,7 @@ class AcceleratedFunction:
         self._hits = 0
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        if self._enabled:
+        if self.Enabled:
             key = (_pattern(args), _pattern(kwargs))
             self._calls += 1
             if key in self._patterns:
@@ -165,12 +162,12 @@ class AcceleratedFunction:
         return (
             "AcceleratedFunction with properties:\n\n"
             f"          Function: @{name}\n"
-            f"           Enabled: {int(self._enabled)}\n"
+            f"           Enabled: {int(self.Enabled)}\n"
             f"         CacheSize: {self._cache_size}\n"
             f"           HitRate: {self.HitRate:g}\n"
             f"         Occupancy: {self.Occupancy:g}\n"
-            f"         CheckMode: '{self._check_mode}'\n"
-            f"    CheckTolerance: {self._check_tolerance:.4e}"
+            f"         CheckMode: '{self.CheckMode}'\n"
+            f"    CheckTolerance: {self.CheckTolerance:.4e}"
         )
 
 
