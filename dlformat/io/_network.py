@@ -243,9 +243,13 @@ def _sequence_input(layer: SavedLayer) -> Any:
 
 @_maps("Convolution2DLayer")
 def _convolution(layer: SavedLayer) -> Any:
-    for field in ("ConvolveOverTime", "DistributeOverTime"):
-        _require(layer, field, [0.0], default=[0.0])
-    options = _learnables(layer, {"Weights": "Weight", "Bias": "Bias"})
+    # DistributeOverTime (saved true after a sequence input) is how MATLAB runs a 2-D convolution
+    # on "SSCBT" data, per time step, as dlformat's layer does; convolving over time is not
+    _require(layer, "ConvolveOverTime", [0.0], default=[0.0])
+    shape = (*_ints(layer, "FilterSize"), _int(layer, "NumChannels"), _int(layer, "NumFilters"))
+    options = _learnables(
+        layer, {"Weights": "Weight", "Bias": "Bias"}, {"Weights": _shaped(layer, "Weights", shape), "Bias": _shaped(layer, "Bias", (1, 1, shape[-1]))}
+    )
     if "PaddingValue" in layer.properties:
         options["PaddingValue"] = _float(layer, "PaddingValue")
     return _dlf().convolution2dLayer(
@@ -295,8 +299,7 @@ def _batch_normalization(layer: SavedLayer) -> Any:
 
 @_maps("MaxPooling2DLayer")
 def _max_pooling(layer: SavedLayer) -> Any:
-    for field in ("PoolOverTime", "DistributeOverTime"):
-        _require(layer, field, [0.0], default=[0.0])
+    _require(layer, "PoolOverTime", [0.0], default=[0.0])  # DistributeOverTime: as for convolution
     return _dlf().maxPooling2dLayer(
         _ints(layer, "PoolSize"),
         Stride=_ints(layer, "Stride"),
@@ -304,6 +307,21 @@ def _max_pooling(layer: SavedLayer) -> Any:
         HasUnpoolingOutputs=_flag(layer, "HasUnpoolingOutputs", default=False),
         Name=layer.name,
     )
+
+
+def _shaped(layer: SavedLayer, field: str, shape: tuple[int, ...]) -> Callable[[np.ndarray], np.ndarray]:
+    """A reshape to MATLAB's public shape, which the saved array may lack only in trailing
+    singleton dimensions (MATLAB drops them: a 3×3×64×1 filter bank is saved 3×3×64)."""
+
+    def reshape(value: np.ndarray) -> np.ndarray:
+        if value.size != int(np.prod(shape)):
+            raise DLFormatError(
+                f"{_where(layer, field)}: the saved array is {'×'.join(map(str, value.shape))}, expected "
+                f"{'×'.join(map(str, shape))}"
+            )
+        return value.reshape(shape, order="F")
+
+    return reshape
 
 
 def _column(value: np.ndarray) -> np.ndarray:
@@ -420,7 +438,8 @@ def _recurrent(layer: SavedLayer, constructor: str, states: tuple[str, ...], **e
     return getattr(_dlf(), constructor)(
         _int(layer, "NumHiddenUnits"),
         InputSize=_int(layer, "InputSize"),
-        OutputMode=_choice(layer, "OutputMode", {"sequence": "sequence", "last": "last"}),
+        # the saved form of the public OutputMode ("sequence" or "last")
+        OutputMode="sequence" if _flag(layer, "ReturnSequence") else "last",
         Name=layer.name,
         **options,
         **extra,
