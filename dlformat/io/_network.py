@@ -47,7 +47,9 @@ def _maps(*classes: str) -> Callable[[_Mapper], _Mapper]:
 
 
 def _where(layer: SavedLayer, field: str) -> str:
-    return f"layer '{layer.name}' (class {layer.matlab_class}, saveobj version {layer.version}), field {field!r}"
+    return (
+        f"layer '{layer.name}' (class {layer.matlab_class}, saveobj version {layer.version}), field {field!r}"
+    )
 
 
 def _field(layer: SavedLayer, field: str) -> Any:
@@ -96,6 +98,8 @@ def _flag(layer: SavedLayer, field: str, default: bool | None = None) -> bool:
 
 def _text(layer: SavedLayer, field: str) -> str:
     value = _field(layer, field)
+    if isinstance(value, np.ndarray) and value.size == 1 and value.dtype.kind in "OTU":
+        value = value.ravel()[0]  # a 1×1 string array
     if not isinstance(value, str):
         raise DLFormatError(f"{_where(layer, field)}: expected text, the file saves {value!r}")
     return value
@@ -121,7 +125,8 @@ def _require(layer: SavedLayer, field: str, expected: Any, default: Any = None) 
         value = raw if isinstance(raw, str) else _numbers(layer, field)
     if value != expected:
         raise DLFormatError(
-            f"{_where(layer, field)}: the value {value!r} is not handled by load_network (handled: {expected!r})"
+            f"{_where(layer, field)}: the value {value!r} is not handled by load_network "
+            f"(handled: {expected!r})"
         )
 
 
@@ -143,7 +148,9 @@ def _factor(layer: SavedLayer, field: str, value: Any) -> float:
     return float(array.ravel()[0])
 
 
-def _learnables(layer: SavedLayer, fields: Mapping[str, str], shapes: Mapping[str, Any] | None = None) -> dict[str, Any]:
+def _learnables(
+    layer: SavedLayer, fields: Mapping[str, str], shapes: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
     """Each saved learnable struct as the public options: ``Weights`` with ``WeightLearnRateFactor``
     and ``WeightL2Factor`` (``fields`` maps each saved field to its factors' prefix);
     ``shapes[field]`` reshapes a saved value into its public form."""
@@ -154,7 +161,9 @@ def _learnables(layer: SavedLayer, fields: Mapping[str, str], shapes: Mapping[st
         if shapes and field in shapes:
             value = shapes[field](value)
         options[field] = _tensor(value)
-        options[f"{prefix}LearnRateFactor"] = _factor(layer, f"{field}.LearnRateFactor", entry.learn_rate_factor)
+        options[f"{prefix}LearnRateFactor"] = _factor(
+            layer, f"{field}.LearnRateFactor", entry.learn_rate_factor
+        )
         options[f"{prefix}L2Factor"] = _factor(layer, f"{field}.L2Factor", entry.l2_factor)
     return options
 
@@ -166,7 +175,9 @@ def _padding(layer: SavedLayer, mode_field: str = "PaddingMode", size_field: str
     if mode_field not in layer.properties and "Padding" in layer.properties and mode_field == "PaddingMode":
         sizes = _ints(layer, "Padding")
         if len(sizes) != 2:
-            raise DLFormatError(f"{_where(layer, 'Padding')}: expected [top/bottom left/right], the file saves {sizes}")
+            raise DLFormatError(
+                f"{_where(layer, 'Padding')}: expected [top/bottom left/right], the file saves {sizes}"
+            )
         return [sizes[0], sizes[0], sizes[1], sizes[1]]
     mode = _choice(layer, mode_field, {"manual": "manual", "same": "same"})
     if mode == "same":
@@ -231,7 +242,10 @@ def _image_input(layer: SavedLayer) -> Any:
 @_maps("SequenceInputLayer")
 def _sequence_input(layer: SavedLayer) -> Any:
     normalization = _field(layer, "Normalization")
-    if not (isinstance(normalization, np.ndarray) and normalization.size == 0) and normalization not in ("none", None):
+    if not (isinstance(normalization, np.ndarray) and normalization.size == 0) and normalization not in (
+        "none",
+        None,
+    ):
         raise DLFormatError(
             f"{_where(layer, 'Normalization')}: the saved normalization {normalization!r} is not handled by "
             "load_network (handled: none)"
@@ -248,7 +262,9 @@ def _convolution(layer: SavedLayer) -> Any:
     _require(layer, "ConvolveOverTime", [0.0], default=[0.0])
     shape = (*_ints(layer, "FilterSize"), _int(layer, "NumChannels"), _int(layer, "NumFilters"))
     options = _learnables(
-        layer, {"Weights": "Weight", "Bias": "Bias"}, {"Weights": _shaped(layer, "Weights", shape), "Bias": _shaped(layer, "Bias", (1, 1, shape[-1]))}
+        layer,
+        {"Weights": "Weight", "Bias": "Bias"},
+        {"Weights": _shaped(layer, "Weights", shape), "Bias": _shaped(layer, "Bias", (1, 1, shape[-1]))},
     )
     if "PaddingValue" in layer.properties:
         options["PaddingValue"] = _float(layer, "PaddingValue")
@@ -334,14 +350,14 @@ def _fc_weights(value: np.ndarray) -> np.ndarray:
     spatial layers): the input flattened column-major, as MATLAB's ``reshape(W, [], K)'``."""
     if value.ndim <= 2:
         return value
-    return value.reshape(-1, value.shape[-1], order="F").T
-
-
+    return np.asarray(value.reshape(-1, value.shape[-1], order="F").T)
 
 
 @_maps("FullyConnectedLayer")
 def _fully_connected(layer: SavedLayer) -> Any:
-    options = _learnables(layer, {"Weights": "Weight", "Bias": "Bias"}, {"Weights": _fc_weights, "Bias": _column})
+    options = _learnables(
+        layer, {"Weights": "Weight", "Bias": "Bias"}, {"Weights": _fc_weights, "Bias": _column}
+    )
     weights = options["Weights"]
     return _dlf().fullyConnectedLayer(
         int(weights.shape[0]), InputSize=int(weights.shape[1]), Name=layer.name, **options
@@ -413,7 +429,9 @@ def _pixel_classification(layer: SavedLayer) -> Any:
 @_maps("RegressionOutputLayer")
 def _regression(layer: SavedLayer) -> Any:
     names = layer.properties.get("ResponseNames")
-    responses = [str(item) for item in np.asarray(names, dtype=object).ravel(order="F")] if names is not None else []
+    responses = (
+        [str(item) for item in np.asarray(names, dtype=object).ravel(order="F")] if names is not None else []
+    )
     return _dlf().regressionLayer(ResponseNames=responses, Name=layer.name)
 
 
@@ -424,7 +442,11 @@ def _recurrent_state(layer: SavedLayer, options: dict[str, Any], fields: tuple[s
             options[field] = _tensor(np.asarray(value))
 
 
-_RECURRENT_LEARNABLES = {"InputWeights": "InputWeights", "RecurrentWeights": "RecurrentWeights", "Bias": "Bias"}
+_RECURRENT_LEARNABLES = {
+    "InputWeights": "InputWeights",
+    "RecurrentWeights": "RecurrentWeights",
+    "Bias": "Bias",
+}
 
 
 def _recurrent(layer: SavedLayer, constructor: str, states: tuple[str, ...], **extra: Any) -> Any:
@@ -461,10 +483,93 @@ def _gru(layer: SavedLayer) -> Any:
     mode = _choice(
         layer,
         "ResetGateMode",
-        {"after-multiplication": "after-multiplication", "before-multiplication": "before-multiplication",
-         "recurrent-bias-after-multiplication": "recurrent-bias-after-multiplication"},
+        {
+            "after-multiplication": "after-multiplication",
+            "before-multiplication": "before-multiplication",
+            "recurrent-bias-after-multiplication": "recurrent-bias-after-multiplication",
+        },
     )
     return _recurrent(layer, "gruLayer", ("HiddenState",), ResetGateMode=mode)
+
+
+@_maps("Resize2DLayer")
+def _resize(layer: SavedLayer) -> Any:
+    scale = _field(layer, "Scale")
+    sizes: dict[str, Any] = (
+        {"OutputSize": _ints(layer, "OutputSize")}
+        if np.asarray(scale).size == 0
+        else {"Scale": _numbers(layer, "Scale")}
+    )
+    return _dlf().resize2dLayer(
+        **sizes,
+        EnableReferenceInput=_flag(layer, "EnableReferenceInput"),
+        Name=layer.name,
+        **{
+            field: _text(layer, field)
+            for field in ("Method", "GeometricTransformMode", "NearestRoundingMode")
+        },
+    )
+
+
+@_maps("PositionEmbeddingLayer")
+def _position_embedding(layer: SavedLayer) -> Any:
+    # version 1 saves Weights as a plain array, its factors beside it (docs/loading_networks.md)
+    return _dlf().positionEmbeddingLayer(
+        _int(layer, "OutputSize"),
+        _int(layer, "MaxPosition"),
+        PositionDimension=_text(layer, "PositionDimension"),
+        Weights=_tensor(np.asarray(_field(layer, "Weights"))),
+        WeightLearnRateFactor=_float(layer, "WeightLearnRateFactor"),
+        WeightL2Factor=_float(layer, "WeightL2Factor"),
+        Name=layer.name,
+    )
+
+
+def _shared_factors(layer: SavedLayer, options: dict[str, Any], fields: tuple[str, ...], prefix: str) -> None:
+    """One ``<prefix>LearnRateFactor``/``<prefix>L2Factor`` pair for several learnables, as
+    MATLAB's public properties have it; saved factors that differ cannot be represented."""
+    for kind in ("LearnRateFactor", "L2Factor"):
+        values = {options.pop(f"{field}{kind}") for field in fields}
+        if len(values) != 1:
+            raise DLFormatError(
+                f"{_where(layer, kind)}: the learnables {', '.join(fields)} save different factors "
+                f"{sorted(values)}; "
+                f"MATLAB's public {prefix}{kind} is one value"
+            )
+        options[f"{prefix}{kind}"] = values.pop()
+
+
+_ATTENTION_WEIGHTS = ("QueryWeights", "KeyWeights", "ValueWeights", "OutputWeights")
+_ATTENTION_BIASES = ("QueryBias", "KeyBias", "ValueBias", "OutputBias")
+
+
+@_maps("SelfAttentionLayer")
+def _self_attention(layer: SavedLayer) -> Any:
+    options = _learnables(layer, {field: field for field in _ATTENTION_WEIGHTS + _ATTENTION_BIASES})
+    _shared_factors(layer, options, _ATTENTION_WEIGHTS, "Weight")
+    _shared_factors(layer, options, _ATTENTION_BIASES, "Bias")
+    return _dlf().selfAttentionLayer(
+        _int(layer, "NumHeads"),
+        _int(layer, "NumKeyChannels"),
+        NumValueChannels=_int(layer, "NumValueChannels"),
+        OutputSize=_int(layer, "OutputSize"),
+        InputSize=_int(layer, "InputSize"),
+        AttentionMask=_choice(layer, "AttentionMask", {"none": "none", "causal": "causal"}),
+        DropoutProbability=_float(layer, "DropoutProbability"),
+        HasPaddingMaskInput=_flag(layer, "HasPaddingMaskInput"),
+        HasScoresOutput=_flag(layer, "HasScoresOutput"),
+        Name=layer.name,
+        **options,
+    )
+
+
+@_maps("Indexing1DLayer")
+def _indexing(layer: SavedLayer) -> Any:
+    index = _field(layer, "Index")
+    value: Any = _text(layer, "Index") if np.asarray(index).dtype.kind in "OTU" else _int(layer, "Index")
+    return _dlf().indexing1dLayer(
+        value, HasPaddingMaskInput=_flag(layer, "HasPaddingMaskInput"), Name=layer.name
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -534,7 +639,8 @@ def _layers(saved: SavedNetwork, custom_layers: Mapping[str, Factory]) -> list[A
             "Supply a replacement for each: load_network(path, custom_layers={"
             f"{example!r}: factory}}), keyed by class name (a user class's name, or 'FunctionLayer') or by "
             "layer name, where factory(properties: dict) returns a dlformat layer given the saved properties "
-            "(Name included); a FunctionLayer is typically dlf.functionLayer(python_fn, Name=properties['Name'])"
+            "(Name included); a FunctionLayer is typically "
+            "dlf.functionLayer(python_fn, Name=properties['Name'])"
         )
     return made
 
@@ -598,10 +704,14 @@ def load_network(
         values = loadmat(path, [variable])
         value = values[variable]
         if not isinstance(value, SavedNetwork):
-            raise DLFormatError(f"variable {variable!r} of {path} is not a network (it is {type(value).__name__})")
+            raise DLFormatError(
+                f"variable {variable!r} of {path} is not a network (it is {type(value).__name__})"
+            )
         return build(value, custom_layers)
     listed = whos(path)
-    candidates = [entry for entry in listed if _entry_class(entry) in ("SeriesNetwork", "DAGNetwork", "dlnetwork")]
+    candidates = [
+        entry for entry in listed if _entry_class(entry) in ("SeriesNetwork", "DAGNetwork", "dlnetwork")
+    ]
     if not candidates:
         raise DLFormatError(
             f"{path} saves no SeriesNetwork, DAGNetwork or dlnetwork; its variables: "
