@@ -307,3 +307,43 @@ def test_unhandled_values_name_layer_class_and_field(networks):
 def test_without_matio_says_how_to_install(networks, without_matio):
     with pytest.raises(DLFormatError, match=r"mat-io.*pip install"):
         load_network(networks / "vikas_net.mat")
+
+
+# -- an independent float64 NumPy forward pass from the saved arrays ----------------------------
+
+
+def _numpy_conv(x: np.ndarray, w: np.ndarray, b: np.ndarray, stride: int, pad: int) -> np.ndarray:
+    """MATLAB's convolution2dLayer (cross-correlation) on H×W×C×N, w H×W×C×F, b F."""
+    x = np.pad(x, ((pad, pad), (pad, pad), (0, 0), (0, 0)))
+    windows = np.lib.stride_tricks.sliding_window_view(x, w.shape[:2], axis=(0, 1))[::stride, ::stride]
+    return np.einsum("hwcnij,ijcf->hwfn", windows, w) + b.reshape(1, 1, -1, 1)
+
+
+def test_harkirat_2017_forms_match_a_numpy_forward_pass(networks):
+    """The 2017 forms (per-pixel zerocenter Mean, version 2 Padding [2 2], FC weights stored
+    12×10×3×40) against a float64 NumPy forward pass of the saved arrays."""
+    saved = {layer.name: layer for layer in _saved(networks, "harkirat__convnet.mat", "convnet").layers}
+    net = load_network(networks / "harkirat__convnet.mat")
+    rng = np.random.default_rng(0)
+    x = rng.uniform(0, 255, size=(112, 92, 1, 2))
+    mean = saved["imageinput"].properties["Normalization"]["AverageImage"].astype(np.float64)
+    conv = saved["conv"].learnables
+    y = _numpy_conv(
+        x - mean.reshape(112, 92, 1, 1),
+        conv["Weights"].value.astype(np.float64),
+        conv["Bias"].value.astype(np.float64),
+        stride=3,
+        pad=2,
+    )
+    y = np.maximum(y, 0)
+    windows = np.lib.stride_tricks.sliding_window_view(y, (3, 3), axis=(0, 1))[::3, ::3]
+    y = windows.max(axis=(-2, -1))  # 12×10×3×N
+    fc = saved["fc"].learnables
+    scores = np.einsum("hwcn,hwck->kn", y, fc["Weights"].value.astype(np.float64)) + fc["Bias"].value.reshape(
+        -1, 1
+    )
+    scores = np.exp(scores - scores.max(0))
+    scores /= scores.sum(0)
+    ours = net.predict(dlf.dlarray(torch.as_tensor(x, dtype=torch.float32), "SSCB"))
+    assert dlf.dims(ours) == "CB"
+    np.testing.assert_allclose(dlf.extractdata(ours).numpy(), scores, atol=1e-5)
