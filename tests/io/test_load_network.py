@@ -347,3 +347,24 @@ def test_harkirat_2017_forms_match_a_numpy_forward_pass(networks):
     ours = net.predict(dlf.dlarray(torch.as_tensor(x, dtype=torch.float32), "SSCB"))
     assert dlf.dims(ours) == "CB"
     np.testing.assert_allclose(dlf.extractdata(ours).numpy(), scores, atol=1e-5)
+
+
+@pytest.mark.parametrize(("name", "size"), [("maxpool_1", (98, 32, 4)), ("maxpool_2", (49, 16, 4))])
+def test_same_padding_resolves_to_the_saved_sizes(networks, name, size):
+    """fuma28 saves PaddingMode 'same' with the sizes MATLAB resolved for its input ([0 1 0 1],
+    [1 1 0 1]); the loaded layer's "same" pads the same way on that input."""
+    saved = next(
+        layer
+        for layer in _saved(networks, "fuma28_speech_trainedNet.mat", "trainedNet").layers
+        if layer.name == name
+    )
+    top, bottom, left, right = (int(item) for item in saved.properties["PaddingSize"].ravel())
+    net = load_network(networks / "fuma28_speech_trainedNet.mat")
+    layer = next(layer for layer in net.Layers if layer.Name == name)
+    x = np.random.default_rng(1).standard_normal((*size, 2))
+    padded = np.pad(x, ((top, bottom), (left, right), (0, 0), (0, 0)), constant_values=-np.inf)
+    expected = np.lib.stride_tricks.sliding_window_view(padded, (3, 3), axis=(0, 1))[::2, ::2].max(
+        axis=(-2, -1)
+    )
+    ours = layer.predict(dlf.dlarray(torch.as_tensor(x, dtype=torch.float32), "SSCB"))
+    np.testing.assert_allclose(dlf.extractdata(ours).numpy(), expected, rtol=1e-6)
