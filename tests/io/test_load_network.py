@@ -8,6 +8,7 @@ under test.
 
 from __future__ import annotations
 
+import functools
 import io
 from pathlib import Path
 
@@ -57,6 +58,17 @@ def _example(net, generator: torch.Generator) -> list[dlf.DLArray]:
     return inputs
 
 
+@functools.cache
+def _loaded(networks: Path, file: str):
+    """A file loaded once for the tests that only read the network."""
+    return load_network(networks / file)
+
+
+def _module(net) -> torch.nn.Module:
+    """The torch module that holds a network's parameters and buffers."""
+    return net if isinstance(net, dlf.DLNetwork) else net.body
+
+
 def _array(value) -> np.ndarray:
     """A learnable or state value (Parameter, tensor or dlarray) as a NumPy array."""
     return np.asarray(dlf.extractdata(value) if isinstance(value, dlf.DLArray) else value.detach())
@@ -71,7 +83,7 @@ def _predict(net, inputs):
 
 
 def test_vikas_classifies_as_matlab_did(networks):
-    net = load_network(networks / "vikas_net.mat")
+    net = _loaded(networks, "vikas_net.mat")
     ws = loadmat(networks / "vikas_net.mat", ["I", "test_probs", "test_Pred"])
     image = dlf.dlarray(torch.as_tensor(ws["I"]).float(), "SSCB")
     labels, scores = dlf.classify(net, image)
@@ -88,7 +100,7 @@ def test_vikas_public_properties(networks):
     """MATLAB's public values from the saved forms: FC weights as OutputSize×InputSize (the saved
     80×80×32×3 array flattened column-major), zerocenter Mean, batch-norm statistics, factors."""
     saved = _saved(networks, "vikas_net.mat", "net")
-    net = load_network(networks / "vikas_net.mat")
+    net = _loaded(networks, "vikas_net.mat")
     layers = {layer.Name: layer for layer in net.Layers}
     assert [layer.Name for layer in net.Layers] == [layer.name for layer in saved.layers]
     stored = {layer.name: layer for layer in saved.layers}
@@ -117,7 +129,7 @@ def test_vikas_fc_weights_equal_matlabs_tensorflow_export(networks):
     """The dense kernel MATLAB's TensorFlow exporter wrote (inputs flattened channels-last,
     row-major) is the public OutputSize×InputSize matrix with its columns reordered."""
     h5py = pytest.importorskip("h5py")
-    net = load_network(networks / "vikas_net.mat")
+    net = _loaded(networks, "vikas_net.mat")
     weights = _array(
         next(layer for layer in net.Layers if layer.Name == "fc").Weights
     )  # 3 × (80·80·32), H fastest
@@ -134,7 +146,7 @@ def test_vikas_fc_weights_equal_matlabs_tensorflow_export(networks):
 @pytest.mark.parametrize(("file", "variable", "kind"), LOADABLE, ids=[row[0] for row in LOADABLE])
 def test_every_file_loads_and_predicts(networks, file, variable, kind):
     saved = _saved(networks, file, variable)
-    net = load_network(networks / file)
+    net = _loaded(networks, file)
     assert type(net) is kind
     assert [layer.Name for layer in net.Layers] == [layer.name for layer in saved.layers]
     assert tuple(net.InputNames) == saved.input_names
@@ -154,27 +166,20 @@ def test_every_file_loads_and_predicts(networks, file, variable, kind):
 
 @pytest.mark.parametrize(("file", "variable", "kind"), LOADABLE, ids=[row[0] for row in LOADABLE])
 def test_state_dict_round_trip(networks, file, variable, kind):
-    """load_network → torch.save(state_dict) → a fresh load takes it → identical outputs."""
-    net = load_network(networks / file)
-    module = net if isinstance(net, dlf.DLNetwork) else net.body
+    """load_network → torch.save(state_dict) → a fresh load (its values changed first, so that
+    only the saved ones can make it agree) takes it → identical outputs."""
+    net = _loaded(networks, file)
     buffer = io.BytesIO()
-    torch.save(
-        {
-            key: value * 0.5 if value.is_floating_point() else value
-            for key, value in module.state_dict().items()
-        },
-        buffer,
-    )
+    torch.save(_module(net).state_dict(), buffer)
     fresh = load_network(networks / file)
-    fresh_module = fresh if isinstance(fresh, dlf.DLNetwork) else fresh.body
-    buffer.seek(0)
-    fresh_module.load_state_dict(torch.load(buffer, weights_only=True))
-    module.load_state_dict(
+    _module(fresh).load_state_dict(
         {
             key: value * 0.5 if value.is_floating_point() else value
-            for key, value in module.state_dict().items()
+            for key, value in _module(fresh).state_dict().items()
         }
     )
+    buffer.seek(0)
+    _module(fresh).load_state_dict(torch.load(buffer, weights_only=True))
     inputs = _example(net, torch.Generator().manual_seed(1))
     for ours, theirs in zip(_predict(net, inputs), _predict(fresh, inputs), strict=True):
         torch.testing.assert_close(dlf.extractdata(ours), dlf.extractdata(theirs), rtol=0, atol=0)
@@ -323,7 +328,7 @@ def test_harkirat_2017_forms_match_a_numpy_forward_pass(networks):
     """The 2017 forms (per-pixel zerocenter Mean, version 2 Padding [2 2], FC weights stored
     12×10×3×40) against a float64 NumPy forward pass of the saved arrays."""
     saved = {layer.name: layer for layer in _saved(networks, "harkirat__convnet.mat", "convnet").layers}
-    net = load_network(networks / "harkirat__convnet.mat")
+    net = _loaded(networks, "harkirat__convnet.mat")
     rng = np.random.default_rng(0)
     x = rng.uniform(0, 255, size=(112, 92, 1, 2))
     mean = saved["imageinput"].properties["Normalization"]["AverageImage"].astype(np.float64)
@@ -359,7 +364,7 @@ def test_same_padding_resolves_to_the_saved_sizes(networks, name, size):
         if layer.name == name
     )
     top, bottom, left, right = (int(item) for item in saved.properties["PaddingSize"].ravel())
-    net = load_network(networks / "fuma28_speech_trainedNet.mat")
+    net = _loaded(networks, "fuma28_speech_trainedNet.mat")
     layer = next(layer for layer in net.Layers if layer.Name == name)
     x = np.random.default_rng(1).standard_normal((*size, 2))
     padded = np.pad(x, ((top, bottom), (left, right), (0, 0), (0, 0)), constant_values=-np.inf)
