@@ -207,12 +207,19 @@ def _dlf() -> Any:
     return dlformat
 
 
+def _no_normalization(value: Any) -> bool:
+    """An input layer's saved Normalization that normalizes nothing (saved empty, or "none")."""
+    if isinstance(value, np.ndarray):
+        return value.size == 0
+    return value is None or (isinstance(value, str) and value == "none")
+
+
 @_maps("ImageInputLayer")
 def _image_input(layer: SavedLayer) -> Any:
     sizes = _ints(layer, "InputSize")
     normalization = _field(layer, "Normalization")
     options: dict[str, Any] = {}
-    if normalization is None or (isinstance(normalization, np.ndarray) and normalization.size == 0):
+    if _no_normalization(normalization):
         options["Normalization"] = "none"
     elif isinstance(normalization, dict):
         kind = normalization.get("Type")
@@ -242,10 +249,7 @@ def _image_input(layer: SavedLayer) -> Any:
 @_maps("SequenceInputLayer")
 def _sequence_input(layer: SavedLayer) -> Any:
     normalization = _field(layer, "Normalization")
-    if not (isinstance(normalization, np.ndarray) and normalization.size == 0) and normalization not in (
-        "none",
-        None,
-    ):
+    if not _no_normalization(normalization):
         raise DLFormatError(
             f"{_where(layer, 'Normalization')}: the saved normalization {normalization!r} is not handled by "
             "load_network (handled: none)"

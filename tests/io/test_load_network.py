@@ -373,3 +373,19 @@ def test_same_padding_resolves_to_the_saved_sizes(networks, name, size):
     )
     ours = layer.predict(dlf.dlarray(torch.as_tensor(x, dtype=torch.float32), "SSCB"))
     np.testing.assert_allclose(dlf.extractdata(ours).numpy(), expected, rtol=1e-6)
+
+
+def test_an_unhandled_sequence_normalization_is_named(networks):
+    from dataclasses import replace
+
+    from dlformat.io import _network
+
+    saved = _saved(networks, "agoro_gru_ph_model.mat", "GRUPHNet")
+    first = saved.layers[0]
+    odd = replace(first, properties={**first.properties, "Normalization": np.ones((2, 2))})
+    with pytest.raises(
+        DLFormatError,
+        match=r"layer 'InputLayer' \(class nnet\.cnn\.layer\.SequenceInputLayer, "
+        r"saveobj version 5\), field 'Normalization': the saved normalization",
+    ):
+        _network.build(replace(saved, layers=(odd, *saved.layers[1:])))
