@@ -130,3 +130,24 @@ def test_the_training_example():
         XTrain, YTrain, layers[:-1], "mse", options
     )  # trainnet: loss by name, dlnetwork out
     assert isinstance(net2, dlf.DLNetwork) and len(info2.TrainingHistory) > 0
+
+
+def test_the_load_network_example(networks):
+    """Issue 15's headline: MATLAB's saved vikas network classifies as MATLAB did."""
+    import pytest
+
+    pytest.importorskip("matio")
+    import torch
+
+    import dlformat as dlf
+    from dlformat.io import load_network, loadmat
+
+    net = load_network(f"{networks}/vikas_net.mat")  # a SeriesNetwork saved by MATLAB R2022b
+    print(net)  # MATLAB's display: layers, classes
+    ws = loadmat(f"{networks}/vikas_net.mat")  # the whole workspace, MATLAB objects decoded
+    I = dlf.dlarray(torch.as_tensor(ws["I"]).float(), "SSCB")  # the 320×320×3 image saved beside the network  # noqa: E741
+    labels, scores = dlf.classify(net, I)  # MATLAB saved: test_Pred, test_probs
+    assert labels[0] == "apple_red_yellow_1"
+    assert torch.allclose(
+        dlf.extractdata(scores).ravel(), torch.as_tensor(ws["test_probs"]).float().ravel(), atol=1e-3
+    )

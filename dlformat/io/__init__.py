@@ -16,8 +16,9 @@ from typing import Any
 from .._errors import DLFormatError
 from . import _atomic, _matv5, _matv73, _mcos, _scan, _values
 from ._learnables import load_learnables, save_learnables
+from ._network import load_network
 
-__all__ = ["load_learnables", "loadmat", "save_learnables", "savemat", "whos"]
+__all__ = ["load_learnables", "load_network", "loadmat", "save_learnables", "savemat", "whos"]
 
 VERSIONS = ("7", "7.3")
 

@@ -1,0 +1,391 @@
+"""load_network: the real networks MATLAB saved (../shared/matlab-networks), as dlformat networks.
+
+The expectations come from the files themselves (what MATLAB saved: vikas's classify result and
+image, the weights as stored) and from docs/loading_networks.md (the saved forms per class and
+version). Reference values are computed with NumPy from the saved arrays, never with the code
+under test.
+"""
+
+from __future__ import annotations
+
+import functools
+import io
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+import dlformat as dlf
+from dlformat import DLFormatError
+from dlformat.io import load_network, loadmat
+
+pytest.importorskip("matio")
+
+# file, variable, the dlformat network kind
+LOADABLE = [
+    ("vikas_net.mat", "net", dlf.SeriesNetwork),
+    ("harkirat__convnet.mat", "convnet", dlf.SeriesNetwork),
+    ("ccn__net.mat", "net", dlf.SeriesNetwork),
+    ("objid__trainedNet.mat", "net", dlf.SeriesNetwork),
+    ("gender__trainedNetwork_1.mat", "trainedNetwork_1", dlf.DAGNetwork),
+    ("mdl_tf__transformer_demo.mat", "net", dlf.DAGNetwork),
+    ("fuma28_speech_trainedNet.mat", "trainedNet", dlf.DLNetwork),
+    ("agoro_gru_ph_model.mat", "GRUPHNet", dlf.SeriesNetwork),
+    ("mdl_anom__Results_TrainedNetwork.mat", "net", dlf.SeriesNetwork),
+    ("traffic__trainedNetwork.mat", "trainedNetwork", dlf.DLNetwork),
+]
+
+
+def _saved(networks: Path, file: str, variable: str):
+    return loadmat(networks / file, [variable])[variable]
+
+
+def _example(net, generator: torch.Generator) -> list[dlf.DLArray]:
+    """One input per input layer, of its size and format, batch 2 (sequences of 5 steps)."""
+    layers = {layer.Name: layer for layer in net.Layers}
+    inputs = []
+    for name in net.InputNames:
+        layer = layers[name]
+        steps = max(5, int(getattr(layer, "MinLength", 1)))
+        size = [int(item) for item in np.atleast_1d(np.asarray(layer.InputSize)).ravel()]
+        if isinstance(layer, dlf.layers.ImageInputLayer):
+            inputs.append(dlf.dlarray(torch.rand(*size, 2, generator=generator) * 255, "SSCB"))
+        elif len(size) == 1:
+            inputs.append(dlf.dlarray(torch.randn(size[0], 2, steps, generator=generator), "CBT"))
+        else:
+            inputs.append(dlf.dlarray(torch.randn(*size, 2, steps, generator=generator), "SSCBT"))
+    return inputs
+
+
+@functools.cache
+def _loaded(networks: Path, file: str):
+    """A file loaded once for the tests that only read the network."""
+    return load_network(networks / file)
+
+
+def _module(net) -> torch.nn.Module:
+    """The torch module that holds a network's parameters and buffers."""
+    return net if isinstance(net, dlf.DLNetwork) else net.body
+
+
+def _array(value) -> np.ndarray:
+    """A learnable or state value (Parameter, tensor or dlarray) as a NumPy array."""
+    return np.asarray(dlf.extractdata(value) if isinstance(value, dlf.DLArray) else value.detach())
+
+
+def _predict(net, inputs):
+    output = net.predict(*inputs)
+    return output if isinstance(output, tuple) else (output,)
+
+
+# -- the issue's headline -----------------------------------------------------------------------
+
+
+def test_vikas_classifies_as_matlab_did(networks):
+    net = _loaded(networks, "vikas_net.mat")
+    ws = loadmat(networks / "vikas_net.mat", ["I", "test_probs", "test_Pred"])
+    image = dlf.dlarray(torch.as_tensor(ws["I"]).float(), "SSCB")
+    labels, scores = dlf.classify(net, image)
+    assert (
+        list(labels) == ["apple_red_yellow_1"] == [str(item) for item in np.asarray(ws["test_Pred"]).ravel()]
+    )
+    assert dlf.dims(scores) == "CB"
+    np.testing.assert_allclose(dlf.extractdata(scores).numpy().ravel(), ws["test_probs"].ravel(), atol=1e-3)
+    assert list(net.Layers[-1].Classes) == ["apple_red_delicios_1", "apple_red_yellow_1", "apple_rotten_1"]
+    assert "SeriesNetwork" in repr(net)
+
+
+def test_vikas_public_properties(networks):
+    """MATLAB's public values from the saved forms: FC weights as OutputSize×InputSize (the saved
+    80×80×32×3 array flattened column-major), zerocenter Mean, batch-norm statistics, factors."""
+    saved = _saved(networks, "vikas_net.mat", "net")
+    net = _loaded(networks, "vikas_net.mat")
+    layers = {layer.Name: layer for layer in net.Layers}
+    assert [layer.Name for layer in net.Layers] == [layer.name for layer in saved.layers]
+    stored = {layer.name: layer for layer in saved.layers}
+    fc = stored["fc"].learnables["Weights"].value
+    assert fc.shape == (80, 80, 32, 3)
+    expected = np.stack([fc[..., k].flatten(order="F") for k in range(3)])  # row k: output k
+    np.testing.assert_array_equal(_array(layers["fc"].Weights), expected)
+    assert tuple(layers["fc"].Weights.shape) == (3, 204800)
+    conv = stored["conv_1"]
+    np.testing.assert_array_equal(_array(layers["conv_1"].Weights), conv.learnables["Weights"].value)
+    assert layers["conv_1"].BiasL2Factor == 0 and layers["conv_1"].WeightLearnRateFactor == 1
+    assert layers["conv_1"].PaddingMode == "same"
+    bn = stored["batchnorm_2"]
+    np.testing.assert_array_equal(
+        _array(layers["batchnorm_2"].TrainedVariance).ravel(), bn.state["TrainedVariance"].ravel()
+    )
+    assert layers["imageinput"].Normalization == "zerocenter"
+    np.testing.assert_allclose(
+        _array(layers["imageinput"].Mean).ravel(),
+        [151.1475, 111.42862, 99.24808],
+        rtol=1e-6,
+    )
+
+
+def test_vikas_fc_weights_equal_matlabs_tensorflow_export(networks):
+    """The dense kernel MATLAB's TensorFlow exporter wrote (inputs flattened channels-last,
+    row-major) is the public OutputSize×InputSize matrix with its columns reordered."""
+    h5py = pytest.importorskip("h5py")
+    net = _loaded(networks, "vikas_net.mat")
+    weights = _array(
+        next(layer for layer in net.Layers if layer.Name == "fc").Weights
+    )  # 3 × (80·80·32), H fastest
+    with h5py.File(networks / "vikas_tf_export_weights.h5", "r") as file:
+        dense = file["fc_/kernel"][()].reshape(204800, 3)  # stored flat, Keras's inputs × outputs
+    # Keras: index ((h·80 + w)·32 + c); MATLAB: index (h + 80·w + 6400·c)
+    reordered = weights.reshape(3, 32, 80, 80).transpose(0, 3, 2, 1).reshape(3, -1)
+    np.testing.assert_array_equal(reordered.T, dense)
+
+
+# -- every file ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("file", "variable", "kind"), LOADABLE, ids=[row[0] for row in LOADABLE])
+def test_every_file_loads_and_predicts(networks, file, variable, kind):
+    saved = _saved(networks, file, variable)
+    net = _loaded(networks, file)
+    assert type(net) is kind
+    assert [layer.Name for layer in net.Layers] == [layer.name for layer in saved.layers]
+    assert tuple(net.InputNames) == saved.input_names
+    for layer in net.Layers:  # learnables as saved (up to MATLAB's dropped trailing singletons)
+        (stored,) = [item for item in saved.layers if item.name == layer.Name]
+        for field, learnable in stored.learnables.items():
+            if field == "Weights" and stored.matlab_class.endswith("FullyConnectedLayer"):
+                continue  # reshaped: test_vikas_public_properties
+            np.testing.assert_array_equal(
+                _array(getattr(layer, field)).ravel(order="F"), learnable.value.ravel(order="F")
+            )
+    outputs = _predict(net, _example(net, torch.Generator().manual_seed(0)))
+    for output in outputs:
+        assert isinstance(output, dlf.DLArray)
+        assert torch.isfinite(dlf.extractdata(output)).all()
+
+
+@pytest.mark.parametrize(("file", "variable", "kind"), LOADABLE, ids=[row[0] for row in LOADABLE])
+def test_state_dict_round_trip(networks, file, variable, kind):
+    """load_network → torch.save(state_dict) → a fresh load (its values changed first, so that
+    only the saved ones can make it agree) takes it → identical outputs."""
+    net = _loaded(networks, file)
+    buffer = io.BytesIO()
+    torch.save(_module(net).state_dict(), buffer)
+    fresh = load_network(networks / file)
+    _module(fresh).load_state_dict(
+        {
+            key: value * 0.5 if value.is_floating_point() else value
+            for key, value in _module(fresh).state_dict().items()
+        }
+    )
+    buffer.seek(0)
+    _module(fresh).load_state_dict(torch.load(buffer, weights_only=True))
+    inputs = _example(net, torch.Generator().manual_seed(1))
+    for ours, theirs in zip(_predict(net, inputs), _predict(fresh, inputs), strict=True):
+        torch.testing.assert_close(dlf.extractdata(ours), dlf.extractdata(theirs), rtol=0, atol=0)
+
+
+# -- what cannot be mapped ----------------------------------------------------------------------
+
+
+def test_function_layers_are_listed_then_replaced(networks):
+    path = networks / "pac48_imagecontrolBC_dlnet.mat"
+    with pytest.raises(
+        DLFormatError,
+        match=r"(?s)2 layer\(s\).*'layer_2' \(class nnet\.cnn\.layer\.FunctionLayer\)"
+        r".*@\(W\)W\.\^2\./\(sum\(W\.\^2,1\)\+\.01\).*'layer_3'.*@\(W\)\[XFlat\*W;YFlat\*W\]"
+        r".*custom_layers=\{'FunctionLayer': factory\}",
+    ):
+        load_network(path)
+
+    def normalize(properties):
+        return dlf.functionLayer(lambda W: W**2 / (dlf.sum(W**2, 1) + 0.01), Name=properties["Name"])
+
+    def project(properties):
+        captured = properties["PredictFcn"].workspace.properties["any"]
+        grids = next(item for item in captured.ravel() if isinstance(item, dict) and item)
+        x = dlf.dlarray(torch.as_tensor(grids["XFlat"], dtype=torch.float32))
+        y = dlf.dlarray(torch.as_tensor(grids["YFlat"], dtype=torch.float32))
+        return dlf.functionLayer(
+            lambda W: dlf.vertcat(dlf.mtimes(x, W), dlf.mtimes(y, W)), Name=properties["Name"]
+        )
+
+    net = load_network(path, custom_layers={"layer_2": normalize, "layer_3": project})
+    assert isinstance(net, dlf.DLNetwork) and net.Initialized
+    (output,) = _predict(net, _example(net, torch.Generator().manual_seed(2)))
+    assert dlf.dims(output) == "CB" and tuple(output.shape) == (2, 2)
+
+
+def test_user_classdef_layers_are_listed_then_replaced(networks):
+    path = networks / "mimo__trainedNet.mat"
+    with pytest.raises(
+        DLFormatError,
+        match=r"(?s)'layer' \(class sigmoidLayer\).*'regressionoutput' "
+        r"\(class sigmoidClassificationLayer\).*ResponseNames",
+    ):
+        load_network(path)
+    given = {}
+
+    def sigmoid(properties):
+        given.update(properties)
+        return dlf.functionLayer(lambda X: dlf.sigmoid(X), Name=properties["Name"])
+
+    net = load_network(
+        path,
+        custom_layers={
+            "sigmoidLayer": sigmoid,
+            "sigmoidClassificationLayer": lambda p: dlf.regressionLayer(Name=p["Name"]),
+        },
+    )
+    assert given["Name"] == "layer"
+    (output,) = _predict(net, _example(net, torch.Generator().manual_seed(3)))
+    values = dlf.extractdata(output)
+    assert ((values > 0) & (values < 1)).all()  # after the sigmoid
+
+
+def test_a_factory_must_return_a_layer(networks):
+    with pytest.raises(
+        DLFormatError, match=r"custom_layers\['sigmoidLayer'\] returned int for layer 'layer'"
+    ):
+        load_network(networks / "mimo__trainedNet.mat", custom_layers={"sigmoidLayer": lambda p: 3})
+
+
+# -- choosing the variable ----------------------------------------------------------------------
+
+
+def test_variable_picks_and_other_variables_are_not_networks(networks):
+    net = load_network(networks / "vikas_net.mat", variable="net")
+    assert isinstance(net, dlf.SeriesNetwork)  # the layer array and options beside it do not count
+    with pytest.raises(DLFormatError, match=r"variable 'I' .* is not a network"):
+        load_network(networks / "vikas_net.mat", variable="I")
+
+
+def test_several_networks_need_a_variable(networks, tmp_path, monkeypatch):
+    from dlformat.io import _network
+
+    entries = [
+        type("Entry", (), {"path": "a", "matlab_class": "SeriesNetwork (object)"})(),
+        type("Entry", (), {"path": "b", "matlab_class": "dlnetwork (object)"})(),
+    ]
+    monkeypatch.setattr("dlformat.io.whos", lambda path: entries)
+    with pytest.raises(
+        DLFormatError, match=r"saves 2 networks: a \(SeriesNetwork\), b \(dlnetwork\); pick one"
+    ):
+        _network.load_network(tmp_path / "two.mat")
+
+
+def test_a_file_without_a_network(tmp_path):
+    from dlformat.io import savemat
+
+    savemat(tmp_path / "plain.mat", {"x": np.ones((2, 2))})
+    with pytest.raises(
+        DLFormatError, match=r"saves no SeriesNetwork, DAGNetwork or dlnetwork; its variables: x \(double\)"
+    ):
+        load_network(tmp_path / "plain.mat")
+
+
+# -- unhandled saved values are errors naming layer, class and field ----------------------------
+
+
+def test_unhandled_values_name_layer_class_and_field(networks):
+    from dataclasses import replace
+
+    from dlformat.io import _network
+
+    saved = _saved(networks, "vikas_net.mat", "net")
+    conv = saved.layers[1]
+    odd = replace(conv, properties={**conv.properties, "PaddingMode": "causal"})
+    with pytest.raises(
+        DLFormatError,
+        match=r"layer 'conv_1' \(class nnet\.cnn\.layer\.Convolution2DLayer, saveobj "
+        r"version 8\), field 'PaddingMode': the value 'causal' is not handled",
+    ):
+        _network.build(replace(saved, layers=(saved.layers[0], odd, *saved.layers[2:])))
+    unknown = replace(conv, matlab_class="nnet.cnn.layer.SomethingNewLayer")
+    with pytest.raises(DLFormatError, match=r"'conv_1' \(class nnet\.cnn\.layer\.SomethingNewLayer\)"):
+        _network.build(replace(saved, layers=(saved.layers[0], unknown, *saved.layers[2:])))
+    missing = replace(conv, properties={k: v for k, v in conv.properties.items() if k != "Stride"})
+    with pytest.raises(DLFormatError, match=r"layer 'conv_1' .*field 'Stride': the file does not save it"):
+        _network.build(replace(saved, layers=(saved.layers[0], missing, *saved.layers[2:])))
+
+
+def test_without_matio_says_how_to_install(networks, without_matio):
+    with pytest.raises(DLFormatError, match=r"mat-io.*pip install"):
+        load_network(networks / "vikas_net.mat")
+
+
+# -- an independent float64 NumPy forward pass from the saved arrays ----------------------------
+
+
+def _numpy_conv(x: np.ndarray, w: np.ndarray, b: np.ndarray, stride: int, pad: int) -> np.ndarray:
+    """MATLAB's convolution2dLayer (cross-correlation) on H×W×C×N, w H×W×C×F, b F."""
+    x = np.pad(x, ((pad, pad), (pad, pad), (0, 0), (0, 0)))
+    windows = np.lib.stride_tricks.sliding_window_view(x, w.shape[:2], axis=(0, 1))[::stride, ::stride]
+    return np.einsum("hwcnij,ijcf->hwfn", windows, w) + b.reshape(1, 1, -1, 1)
+
+
+def test_harkirat_2017_forms_match_a_numpy_forward_pass(networks):
+    """The 2017 forms (per-pixel zerocenter Mean, version 2 Padding [2 2], FC weights stored
+    12×10×3×40) against a float64 NumPy forward pass of the saved arrays."""
+    saved = {layer.name: layer for layer in _saved(networks, "harkirat__convnet.mat", "convnet").layers}
+    net = _loaded(networks, "harkirat__convnet.mat")
+    rng = np.random.default_rng(0)
+    x = rng.uniform(0, 255, size=(112, 92, 1, 2))
+    mean = saved["imageinput"].properties["Normalization"]["AverageImage"].astype(np.float64)
+    conv = saved["conv"].learnables
+    y = _numpy_conv(
+        x - mean.reshape(112, 92, 1, 1),
+        conv["Weights"].value.astype(np.float64),
+        conv["Bias"].value.astype(np.float64),
+        stride=3,
+        pad=2,
+    )
+    y = np.maximum(y, 0)
+    windows = np.lib.stride_tricks.sliding_window_view(y, (3, 3), axis=(0, 1))[::3, ::3]
+    y = windows.max(axis=(-2, -1))  # 12×10×3×N
+    fc = saved["fc"].learnables
+    scores = np.einsum("hwcn,hwck->kn", y, fc["Weights"].value.astype(np.float64)) + fc["Bias"].value.reshape(
+        -1, 1
+    )
+    scores = np.exp(scores - scores.max(0))
+    scores /= scores.sum(0)
+    ours = net.predict(dlf.dlarray(torch.as_tensor(x, dtype=torch.float32), "SSCB"))
+    assert dlf.dims(ours) == "CB"
+    np.testing.assert_allclose(dlf.extractdata(ours).numpy(), scores, atol=1e-5)
+
+
+@pytest.mark.parametrize(("name", "size"), [("maxpool_1", (98, 32, 4)), ("maxpool_2", (49, 16, 4))])
+def test_same_padding_resolves_to_the_saved_sizes(networks, name, size):
+    """fuma28 saves PaddingMode 'same' with the sizes MATLAB resolved for its input ([0 1 0 1],
+    [1 1 0 1]); the loaded layer's "same" pads the same way on that input."""
+    saved = next(
+        layer
+        for layer in _saved(networks, "fuma28_speech_trainedNet.mat", "trainedNet").layers
+        if layer.name == name
+    )
+    top, bottom, left, right = (int(item) for item in saved.properties["PaddingSize"].ravel())
+    net = _loaded(networks, "fuma28_speech_trainedNet.mat")
+    layer = next(layer for layer in net.Layers if layer.Name == name)
+    x = np.random.default_rng(1).standard_normal((*size, 2))
+    padded = np.pad(x, ((top, bottom), (left, right), (0, 0), (0, 0)), constant_values=-np.inf)
+    expected = np.lib.stride_tricks.sliding_window_view(padded, (3, 3), axis=(0, 1))[::2, ::2].max(
+        axis=(-2, -1)
+    )
+    ours = layer.predict(dlf.dlarray(torch.as_tensor(x, dtype=torch.float32), "SSCB"))
+    np.testing.assert_allclose(dlf.extractdata(ours).numpy(), expected, rtol=1e-6)
+
+
+def test_an_unhandled_sequence_normalization_is_named(networks):
+    from dataclasses import replace
+
+    from dlformat.io import _network
+
+    saved = _saved(networks, "agoro_gru_ph_model.mat", "GRUPHNet")
+    first = saved.layers[0]
+    odd = replace(first, properties={**first.properties, "Normalization": np.ones((2, 2))})
+    with pytest.raises(
+        DLFormatError,
+        match=r"layer 'InputLayer' \(class nnet\.cnn\.layer\.SequenceInputLayer, "
+        r"saveobj version 5\), field 'Normalization': the saved normalization",
+    ):
+        _network.build(replace(saved, layers=(odd, *saved.layers[1:])))
