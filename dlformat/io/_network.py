@@ -368,48 +368,26 @@ def _fully_connected(layer: SavedLayer) -> Any:
     )
 
 
-def _named(constructor: str) -> _Mapper:
-    """A layer whose saved form holds its name only."""
-    return lambda layer: getattr(_dlf(), constructor)(Name=layer.name)
+def _named(constructor: str, *fields: tuple[str, Callable[[SavedLayer, str], Any]]) -> _Mapper:
+    """A layer whose constructor takes its saved ``fields`` (name and reader) as positional
+    arguments, in order, and its name."""
+
+    def mapper(layer: SavedLayer) -> Any:
+        arguments = [read(layer, field) for field, read in fields]
+        return getattr(_dlf(), constructor)(*arguments, Name=layer.name)
+
+    return mapper
 
 
 _maps("ReLULayer")(_named("reluLayer"))
 _maps("GlobalAveragePooling2DLayer")(_named("globalAveragePooling2dLayer"))
-
-
-@_maps("SoftmaxLayer")
-def _softmax(layer: SavedLayer) -> Any:
-    return _dlf().softmaxLayer(Name=layer.name)
-
-
-@_maps("FlattenLayer")
-def _flatten(layer: SavedLayer) -> Any:
-    return _dlf().flattenLayer(Name=layer.name)
-
-
-@_maps("LeakyReLULayer")
-def _leaky_relu(layer: SavedLayer) -> Any:
-    return _dlf().leakyReluLayer(_float(layer, "Scale"), Name=layer.name)
-
-
-@_maps("DropoutLayer")
-def _dropout(layer: SavedLayer) -> Any:
-    return _dlf().dropoutLayer(_float(layer, "Probability"), Name=layer.name)
-
-
-@_maps("AdditionLayer")
-def _addition(layer: SavedLayer) -> Any:
-    return _dlf().additionLayer(_int(layer, "NumInputs"), Name=layer.name)
-
-
-@_maps("DepthConcatenationLayer")
-def _depth_concatenation(layer: SavedLayer) -> Any:
-    return _dlf().depthConcatenationLayer(_int(layer, "NumInputs"), Name=layer.name)
-
-
-@_maps("ConcatenationLayer")
-def _concatenation(layer: SavedLayer) -> Any:
-    return _dlf().concatenationLayer(_int(layer, "Dim"), _int(layer, "NumInputs"), Name=layer.name)
+_maps("SoftmaxLayer")(_named("softmaxLayer"))
+_maps("FlattenLayer")(_named("flattenLayer"))
+_maps("LeakyReLULayer")(_named("leakyReluLayer", ("Scale", _float)))
+_maps("DropoutLayer")(_named("dropoutLayer", ("Probability", _float)))
+_maps("AdditionLayer")(_named("additionLayer", ("NumInputs", _int)))
+_maps("DepthConcatenationLayer")(_named("depthConcatenationLayer", ("NumInputs", _int)))
+_maps("ConcatenationLayer")(_named("concatenationLayer", ("Dim", _int), ("NumInputs", _int)))
 
 
 @_maps("ClassificationOutputLayer")
