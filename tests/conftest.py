@@ -12,22 +12,24 @@ DEVICES = [pytest.param("cpu", id="cpu"), pytest.param("cuda", id="cuda", marks=
 FLOAT_DTYPES = [torch.float32, torch.float64, torch.bfloat16, torch.float16]
 
 
+def _shared_folder(variable: str) -> Path:
+    """A folder of ../shared named by ``variable`` (CI sets it); the test is skipped without it."""
+    folder = os.environ.get(variable)
+    if not folder:
+        pytest.skip(f"{variable} is not set")
+    return Path(folder)
+
+
 @pytest.fixture(scope="session")
 def corpus() -> Path:
-    """The real MATLAB-written files of ../shared/matlab-corpus (CI sets the variable)."""
-    folder = os.environ.get("DLFORMAT_MATLAB_CORPUS")
-    if not folder:
-        pytest.skip("DLFORMAT_MATLAB_CORPUS is not set")
-    return Path(folder)
+    """The real MATLAB-written files of ../shared/matlab-corpus."""
+    return _shared_folder("DLFORMAT_MATLAB_CORPUS")
 
 
 @pytest.fixture(scope="session")
 def networks() -> Path:
-    """The real networks MATLAB saved, of ../shared/matlab-networks (CI sets the variable)."""
-    folder = os.environ.get("DLFORMAT_MATLAB_NETWORKS")
-    if not folder:
-        pytest.skip("DLFORMAT_MATLAB_NETWORKS is not set")
-    return Path(folder)
+    """The real networks MATLAB saved, of ../shared/matlab-networks."""
+    return _shared_folder("DLFORMAT_MATLAB_NETWORKS")
 
 
 @pytest.fixture
