@@ -1,4 +1,5 @@
-"""The ``dlformat`` command line: ``check [LAYER | FIXTURE.json]``, ``inspect``, ``plot``, ``--version``."""
+"""The ``dlformat`` command line: ``check [LAYER | FIXTURE.json]``, ``inspect``, ``predict``, ``plot``,
+``--version``."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import math
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 from . import _layer_fixtures
 from ._display import text_table
@@ -31,6 +33,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     listing = _subcommand(commands, "inspect", _inspect)
     listing.add_argument("file", help="a .mat file")
+    predict = _subcommand(commands, "predict", _predict)
+    predict.add_argument("network_file", metavar="NET.mat", help="a .mat file saving a network")
+    predict.add_argument("data_file", metavar="DATA.mat", help="a .mat file holding the input array")
+    predict.add_argument("--variable", required=True, help="the input array's variable in DATA.mat")
+    predict.add_argument(
+        "--format", help='the array\'s dlarray format, e.g. "SSCB" (default: from an image input layer)'
+    )
+    predict.add_argument("--network", help="the network's variable, needed when NET.mat saves several")
     plot = _subcommand(commands, "plot", _plot)
     plot.add_argument("source", help='"sinusoid", "timing-signal" (tensor2tensor), or a .mat file')
     plot.add_argument("-o", "--output", required=True, help="the PNG file to write")
@@ -172,6 +182,94 @@ def _inspect(args: argparse.Namespace) -> int:
 def _size(shape: tuple[int, ...] | None) -> str:
     """MATLAB's ``3×4``, or ``?`` where the file's headers cannot tell (some MATLAB objects)."""
     return "?" if shape is None else matlab_size(shape)
+
+
+def _predict(args: argparse.Namespace) -> int:
+    """Run a network MATLAB saved on an array of a .mat file and print the result.
+
+    Loads the network of NET.mat (dlformat.io.load_network), reads --variable of DATA.mat as a
+    dlarray of --format (default "SSCB"/"SSSCB" for a network with an image input layer), and
+    prints, for a network with one classification output, each observation's label and score
+    (MATLAB's classify); otherwise predict's output as a table. Exits 1 with a one-line reason
+    on an unreadable file, a missing variable, or layers load_network cannot map (listed).
+    """
+    import numpy as np
+    import torch
+
+    from ._dlarray import dlarray
+    from .io import load_network, loadmat
+    from .networks._legacy import LegacyNetwork
+
+    net = load_network(args.network_file, variable=args.network)
+    value = loadmat(args.data_file, [args.variable])[args.variable]
+    if not isinstance(value, np.ndarray) or value.dtype.kind not in "biuf":
+        kind = f"{type(value).__name__} {getattr(value, 'dtype', '')}".strip()
+        raise DLFormatError(
+            f"variable {args.variable!r} of {args.data_file} is not a numeric array (it is {kind})"
+        )
+    X = dlarray(torch.as_tensor(np.asarray(value, dtype=np.float32)), args.format or _input_format(net))
+    if isinstance(net, LegacyNetwork) and _classifies(net):
+        labels, scores = net.classify(X)
+        values = scores._data.detach().cpu().numpy()
+        channel = scores._fmt.index("C")
+        best = values.max(axis=channel).ravel()
+        _table(
+            ("observation", "label", "score"),
+            [
+                (str(i), str(label), f"{score:.4g}")
+                for i, (label, score) in enumerate(zip(np.ravel(labels), best, strict=True), 1)
+            ],
+        )
+        return 0
+    outputs = net.predict(X)
+    outputs = outputs if isinstance(outputs, tuple) else (outputs,)
+    for name, output in zip(net.OutputNames, outputs, strict=True):
+        _print_output(name, output)
+    return 0
+
+
+def _classifies(net: Any) -> bool:
+    """A legacy network with exactly one classification output layer (what classify needs)."""
+    from .layers import ClassificationOutputLayer, PixelClassificationLayer
+
+    layers = {layer.Name: layer for layer in net.Layers}
+    kinds = (ClassificationOutputLayer, PixelClassificationLayer)
+    return sum(isinstance(layers[name], kinds) for name in net.OutputNames) == 1
+
+
+def _input_format(net: Any) -> str:
+    """The format of an image input layer's data, or an error asking for --format."""
+    from .layers import ImageInputLayer
+
+    first = next((layer for layer in net.Layers if layer.Name == net.InputNames[0]), None)
+    if len(net.InputNames) == 1 and isinstance(first, ImageInputLayer):
+        return "S" * (len(first.InputSize) - 1) + "CB"
+    raise DLFormatError(
+        "give the input's format with --format (e.g. CBT); the network's input layers: "
+        + ", ".join(net.InputNames)
+    )
+
+
+def _print_output(name: str, output: Any) -> None:
+    """One output: its format and sizes, then its values as a matrix: the first dimension down, the
+    others across, in MATLAB's column-major order, each column headed by its indices ("2,3")."""
+    import numpy as np
+
+    from ._dlarray import DLArray
+
+    data = output._data if isinstance(output, DLArray) else output
+    values = np.asarray(data.detach().cpu().numpy())
+    described = output._sizes() if isinstance(output, DLArray) else _size(tuple(values.shape))
+    print(f"{name}: {described}")
+    shape: tuple[int, ...] = values.shape or (1,)
+    trailing = shape[1:] or (1,)
+    matrix = values.reshape((shape[0], -1), order="F")
+    # the first of the trailing dimensions varies fastest, as MATLAB stores them
+    columns = [",".join(str(i + 1) for i in reversed(index)) for index in np.ndindex(*trailing[::-1])]
+    _table(
+        ("", *columns),
+        [(str(i), *(f"{v:.4g}" for v in row)) for i, row in enumerate(matrix, 1)],
+    )
 
 
 # what each option of `plot` applies to; an option given where it means nothing is refused

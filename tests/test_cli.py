@@ -8,7 +8,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
+import torch
 
 import dlformat
 from dlformat import DLFormatError
@@ -452,4 +454,75 @@ def test_plot_without_matplotlib_names_the_extra(tmp_path, capsys, monkeypatch):
     assert capsys.readouterr().err == (
         "dlformat plot: drawing needs the optional package matplotlib, the dlformat[plot] extra; install it with "
         'pip install -e ".[plot]" from the dlformat repository\n'
+    )
+
+
+# -- networks MATLAB saved: predict ---------------------------------------------------------------
+
+
+def _matio() -> None:
+    pytest.importorskip("matio")
+
+
+def test_predict_classifies_vikas_image_as_matlab_did(networks, capsys):
+    _matio()
+    vikas = str(networks / "vikas_net.mat")
+    assert main(["predict", vikas, vikas, "--variable", "I"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].split() == ["observation", "label", "score"]
+    observation, label, score = lines[1].split()
+    assert (observation, label) == ("1", "apple_red_yellow_1")  # MATLAB saved test_Pred
+    assert 0.5 < float(score) <= 1 and len(lines) == 2
+
+
+def test_predict_prints_a_regression_output_column_major(networks, tmp_path, capsys):
+    _matio()
+    from dlformat.io import savemat
+
+    data = np.arange(6, dtype=np.float64).reshape(1, 2, 3) / 6
+    savemat(tmp_path / "x.mat", {"X": data})
+    net_file = networks / "agoro_gru_ph_model.mat"
+    assert (
+        main(["predict", str(net_file), str(tmp_path / "x.mat"), "--variable", "X", "--format", "CBT"]) == 0
+    )
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "Output: 1(C) × 2(B) × 3(T)"
+    assert lines[1].split() == ["1,1", "2,1", "1,2", "2,2", "1,3", "2,3"]
+    from dlformat.io import load_network
+
+    expected = load_network(net_file).predict(dlformat.dlarray(torch.as_tensor(data).float(), "CBT"))
+    shown = [float(v) for v in lines[2].split()[1:]]
+    np.testing.assert_allclose(shown, dlformat.extractdata(expected).numpy().ravel(order="F"), rtol=1e-3)
+
+
+@pytest.mark.parametrize(
+    ("net_file", "variable", "extra", "message"),
+    [
+        ("vikas_net.mat", "nope", [], r".*vikas_net.mat has no variable\(s\) \['nope'\]; it holds: I, "),
+        ("vikas_net.mat", "test_Pred", [], r"variable 'test_Pred' of .* is not a numeric array"),
+        ("agoro_gru_ph_model.mat", "I", [], r"give the input's format with --format"),
+        ("vikas_net.mat", "I", ["--network", "I"], r"variable 'I' of .* is not a network"),
+        (
+            "pac48_imagecontrolBC_dlnet.mat",
+            "I",
+            [],
+            r"network 'dlnet' \(dlnetwork\) has 2 layer\(s\) load_network cannot map.*'layer_2' \(class nnet\.cnn\.layer\.FunctionLayer\)",
+        ),
+    ],
+)
+def test_predict_errors_exit_1_with_the_reason(networks, capsys, net_file, variable, extra, message):
+    _matio()
+    argv = ["predict", str(networks / net_file), str(networks / "vikas_net.mat"), "--variable", variable]
+    assert main(argv + extra) == 1
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert re.match(r"dlformat predict: " + message, captured.err, re.DOTALL)
+
+
+def test_predict_of_an_unreadable_file(tmp_path, capsys):
+    (tmp_path / "net.mat").write_text("not a mat file " * 20)
+    assert main(["predict", str(tmp_path / "net.mat"), str(tmp_path / "net.mat"), "--variable", "X"]) == 1
+    assert capsys.readouterr().err.strip() == (
+        f"dlformat predict: cannot read {tmp_path / 'net.mat'}: not a MAT-file: its header lacks the MATLAB "
+        "endian marker"
     )
