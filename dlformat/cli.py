@@ -137,9 +137,13 @@ def _inspect(args: argparse.Namespace) -> int:
 
     Every variable of a MAT-file (versions 4 to 7.3): path, MATLAB class, size, dtype and bytes,
     with struct fields and cell indices spelled out (s.layers.posemb.Weights, c{2}). For a
-    learnables file, also its layer/parameter rows. Exits 1 on an unreadable file.
+    learnables file, also its layer/parameter rows. For each network MATLAB saved
+    (SeriesNetwork, DAGNetwork, dlnetwork; needs mat-io), its layers as analyzeNetwork shows them
+    (name, MATLAB class, output sizes, learnables) and the class names of its classification
+    outputs; layers load_network cannot map are listed with their class. Exits 1 on an
+    unreadable file.
     """
-    from .io import _learnables, whos
+    from .io import _learnables, _network, whos
 
     try:
         entries = whos(args.file)
@@ -176,7 +180,83 @@ def _inspect(args: argparse.Namespace) -> int:
         print(
             f"learnables: {len(learnables)} rows" + (f", {flagged} with NaN or Inf values" if flagged else "")
         )
+    for entry in entries:
+        if _network.entry_class(entry) in _network.NETWORK_CLASSES:
+            print()
+            try:
+                _show_network(args.file, entry.path)
+            except DLFormatError as error:  # mat-io missing, or an object it cannot decode
+                print(f"{entry.path}: {error}")
     return 0
+
+
+def _show_network(path: str, variable: str) -> None:
+    """One saved network: its layers (analyzeNetwork's columns, MATLAB's class for the type), the
+    classes of its classification outputs, and what load_network cannot map."""
+    from ._display import learnables_summary
+    from .io import _network, loadmat
+
+    saved = loadmat(path, [variable])[variable]
+    print(f"{variable}: {saved.kind} (saveobj version {saved.version}), {len(saved.layers)} layers")
+    try:
+        net = _network.build(saved)
+    except DLFormatError as error:  # shown under the layers; the file's other networks still show
+        net, problem = None, str(error)
+    # without the network (layers it cannot map), the layers it maps still show their learnables
+    layers = (
+        {layer.Name: layer for layer in net.Layers}
+        if net is not None
+        else {layer.name: made for layer in saved.layers if (made := _mapped(layer)) is not None}
+    )
+    activations = _activations(net)
+    rows, total = [], 0
+    for index, layer in enumerate(saved.layers, 1):
+        if layer.name in layers:
+            shown, count = learnables_summary(layers[layer.name])
+            total += count
+        else:
+            shown = "(cannot be mapped)"
+        rows.append(
+            (
+                str(index),
+                layer.name,
+                _network.short_class(layer.matlab_class),
+                activations.get(layer.name, "-"),
+                shown or "-",
+            )
+        )
+    _table(("#", "Name", "Class", "Activations", "Learnables"), rows)
+    if net is not None:
+        print(f"Total learnables: {total:,}")
+    for name, classes in saved.classes.items():
+        print(f"classes of '{name}' ({len(classes)}): {', '.join(map(str, classes))}")
+    if net is None:
+        print(f"load_network cannot load {variable!r}: {problem}")
+
+
+def _mapped(layer: Any) -> Any:
+    """The dlformat layer of one saved layer, or ``None`` (not mapped, or a value it cannot map)."""
+    from .io import _network
+
+    try:
+        return _network.mapped(layer)
+    except DLFormatError:
+        return None
+
+
+def _activations(net: Any) -> dict[str, str]:
+    """Each layer's output sizes from one run of analyzeNetwork's example inputs; none where the
+    network cannot run on them (the table then shows the layers without)."""
+    from .networks import DLNetwork, analyzeNetwork
+
+    body = getattr(net, "body", net)
+    if not isinstance(body, DLNetwork):
+        return {}
+    try:
+        analysis = analyzeNetwork(body, show=False)
+    except DLFormatError:
+        return {}
+    return {row.Name: row.Activations for row in analysis.rows if row.Activations}
 
 
 def _size(shape: tuple[int, ...] | None) -> str:

@@ -526,3 +526,71 @@ def test_predict_of_an_unreadable_file(tmp_path, capsys):
         f"dlformat predict: cannot read {tmp_path / 'net.mat'}: not a MAT-file: its header lacks the MATLAB "
         "endian marker"
     )
+
+
+# -- networks MATLAB saved: inspect ---------------------------------------------------------------
+
+
+def _network_section(out: str, variable: str) -> list[str]:
+    """The lines inspect prints for one saved network, its header line first."""
+    lines = out.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith(f"{variable}: "))
+    return lines[start:]
+
+
+def test_inspect_shows_a_saved_network_as_analyze_network_does(networks, capsys):
+    _matio()
+    assert main(["inspect", str(networks / "vikas_net.mat")]) == 0
+    out = capsys.readouterr().out
+    assert re.search(r"^net\s+SeriesNetwork \(object\)", out, re.MULTILINE)  # the variables still listed
+    lines = _network_section(out, "net")
+    assert lines[0] == "net: SeriesNetwork (saveobj version 1), 15 layers"
+    assert lines[1].split() == ["#", "Name", "Class", "Activations", "Learnables"]
+    rows = [re.split(r"\s{2,}", line.strip()) for line in lines[2:17]]
+    assert [row[1:3] for row in rows[:3]] == [
+        ["imageinput", "ImageInputLayer"],
+        ["conv_1", "Convolution2DLayer"],
+        ["batchnorm_1", "BatchNormalizationLayer"],
+    ]
+    assert rows[1][3:] == ["320(S) × 320(S) × 8(C) × 1(B)", "Weights 3×3×3×8, Bias 1×1×8"]
+    assert rows[12][1:] == ["fc", "FullyConnectedLayer", "3(C) × 1(B)", "Weights 3×204800, Bias 3×1"]
+    assert rows[14][1:3] == ["classoutput", "ClassificationOutputLayer"]
+    # 3 convolutions (3×3 kernels: 3→8→16→32 channels), 3 batch norms, fc 3×(80·80·32)
+    convolutions = sum(9 * c_in * c_out + c_out for c_in, c_out in [(3, 8), (8, 16), (16, 32)])
+    total = convolutions + 2 * (8 + 16 + 32) + 3 * 80 * 80 * 32 + 3
+    assert lines[17] == f"Total learnables: {total:,}"
+    assert lines[18] == (
+        "classes of 'classoutput' (3): apple_red_delicios_1, apple_red_yellow_1, apple_rotten_1"
+    )
+
+
+@pytest.mark.parametrize(
+    ("file", "variable", "unmapped", "listing"),
+    [
+        (
+            "pac48_imagecontrolBC_dlnet.mat",
+            "dlnet",
+            [("layer_2", "FunctionLayer"), ("layer_3", "FunctionLayer")],
+            r"its MATLAB expression: @\(W\)W\.\^2\./\(sum\(W\.\^2,1\)\+\.01\)",
+        ),
+        (
+            "mimo__trainedNet.mat",
+            "net",
+            [("layer", "sigmoidLayer"), ("regressionoutput", "sigmoidClassificationLayer")],
+            r"'regressionoutput' \(class sigmoidClassificationLayer\): Name='regressionoutput', ResponseNames",
+        ),
+    ],
+)
+def test_inspect_lists_the_layers_load_network_cannot_map(
+    networks, capsys, file, variable, unmapped, listing
+):
+    _matio()
+    assert main(["inspect", str(networks / file)]) == 0
+    lines = _network_section(capsys.readouterr().out, variable)
+    rows = [re.split(r"\s{2,}", line.strip()) for line in lines[2:] if re.match(r"\d+\s", line)]
+    assert [(row[1], row[2]) for row in rows if row[-1] == "(cannot be mapped)"] == unmapped
+    mapped = [row for row in rows if row[-1] != "(cannot be mapped)"]
+    assert any(row[-1].startswith("Weights ") for row in mapped)  # the mapped layers keep their learnables
+    text = "\n".join(lines)
+    assert f"load_network cannot load '{variable}'" in text and re.search(listing, text)
+    assert "Total learnables" not in text

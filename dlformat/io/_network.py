@@ -28,6 +28,7 @@ from ._mcos import FunctionHandle, SavedLayer, SavedLearnable, SavedNetwork
 Factory = Callable[[dict[str, Any]], Any]
 _Mapper = Callable[[SavedLayer], Any]
 _MAPPERS: dict[str, _Mapper] = {}
+NETWORK_CLASSES = ("SeriesNetwork", "DAGNetwork", "dlnetwork")  # the saved classes load_network reads
 _PACKAGE = "nnet.cnn.layer."
 
 
@@ -558,7 +559,15 @@ def _indexing(layer: SavedLayer) -> Any:
 # layers that cannot be mapped, and the user's replacements
 
 
-def _short(matlab_class: str) -> str:
+def mapped(layer: SavedLayer) -> Any:
+    """The dlformat layer load_network makes of a saved layer by itself, or ``None`` for a class it
+    does not map (a FunctionLayer, a user classdef layer)."""
+    mapper = _MAPPERS.get(layer.matlab_class)
+    return None if mapper is None else mapper(layer)
+
+
+def short_class(matlab_class: str) -> str:
+    """``"Convolution2DLayer"`` of ``"nnet.cnn.layer.Convolution2DLayer"``."""
     return matlab_class.rsplit(".", 1)[-1]
 
 
@@ -581,7 +590,7 @@ def _describe(layer: SavedLayer) -> str:
 
 
 def _custom(layer: SavedLayer, custom_layers: Mapping[str, Factory]) -> Any:
-    for key in (layer.name, layer.matlab_class, _short(layer.matlab_class)):
+    for key in (layer.name, layer.matlab_class, short_class(layer.matlab_class)):
         if key in custom_layers:
             properties = dict(layer.properties)
             properties.setdefault("Name", layer.name)
@@ -607,14 +616,14 @@ def _layers(saved: SavedNetwork, custom_layers: Mapping[str, Factory]) -> list[A
         if replacement is not None:
             made.append(replacement)
             continue
-        mapper = _MAPPERS.get(layer.matlab_class)
-        if mapper is None:
+        layer_made = mapped(layer)
+        if layer_made is None:
             unmapped.append(layer)
             continue
-        made.append(mapper(layer))
+        made.append(layer_made)
     if unmapped:
         listing = "\n".join(_describe(layer) for layer in unmapped)
-        example = _short(unmapped[0].matlab_class)
+        example = short_class(unmapped[0].matlab_class)
         raise DLFormatError(
             f"network {saved.variable!r} ({saved.kind}) has {len(unmapped)} layer(s) load_network cannot map "
             f"(no code is saved for them, or their class is not supported):\n{listing}\n"
@@ -691,18 +700,16 @@ def load_network(
             )
         return build(value, custom_layers)
     listed = whos(path)
-    candidates = [
-        entry for entry in listed if _entry_class(entry) in ("SeriesNetwork", "DAGNetwork", "dlnetwork")
-    ]
+    candidates = [entry for entry in listed if entry_class(entry) in NETWORK_CLASSES]
     if not candidates:
         raise DLFormatError(
             f"{path} saves no SeriesNetwork, DAGNetwork or dlnetwork; its variables: "
-            + ", ".join(f"{_entry_name(entry)} ({_entry_class(entry)})" for entry in listed)
+            + ", ".join(f"{_entry_name(entry)} ({entry_class(entry)})" for entry in listed)
         )
     if len(candidates) > 1:
         raise DLFormatError(
             f"{path} saves {len(candidates)} networks: "
-            + ", ".join(f"{_entry_name(entry)} ({_entry_class(entry)})" for entry in candidates)
+            + ", ".join(f"{_entry_name(entry)} ({entry_class(entry)})" for entry in candidates)
             + "; pick one with variable=..."
         )
     return load_network(path, _entry_name(candidates[0]), custom_layers)
@@ -712,7 +719,7 @@ def _entry_name(entry: Any) -> str:
     return str(entry.path)
 
 
-def _entry_class(entry: Any) -> str:
+def entry_class(entry: Any) -> str:
     """The class of a top-level variable as whos lists it (``"SeriesNetwork (object)"``)."""
     if any(mark in entry.path for mark in ".{("):
         return ""
