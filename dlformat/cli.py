@@ -1,5 +1,5 @@
-"""The ``dlformat`` command line: ``check [LAYER | FIXTURE.json]``, ``inspect``, ``predict``, ``plot``,
-``--version``."""
+"""The ``dlformat`` command line: ``check [LAYER | FIXTURE.json]``, ``inspect``, ``predict``,
+``convert``, ``plot``, ``--version``."""
 
 from __future__ import annotations
 
@@ -41,6 +41,10 @@ def build_parser() -> argparse.ArgumentParser:
         "--format", help='the array\'s dlarray format, e.g. "SSCB" (default: from an image input layer)'
     )
     predict.add_argument("--network", help="the network's variable, needed when NET.mat saves several")
+    convert = _subcommand(commands, "convert", _convert)
+    convert.add_argument("network_file", metavar="NET.mat", help="a .mat file saving a network")
+    convert.add_argument("output", metavar="OUT.pt", help="the network file to write")
+    convert.add_argument("--network", help="the network's variable, needed when NET.mat saves several")
     plot = _subcommand(commands, "plot", _plot)
     plot.add_argument("source", help='"sinusoid", "timing-signal" (tensor2tensor), or a .mat file')
     plot.add_argument("-o", "--output", required=True, help="the PNG file to write")
@@ -305,6 +309,23 @@ def _predict(args: argparse.Namespace) -> int:
     outputs = outputs if isinstance(outputs, tuple) else (outputs,)
     for name, output in zip(net.OutputNames, outputs, strict=True):
         _print_output(name, output)
+    return 0
+
+
+def _convert(args: argparse.Namespace) -> int:
+    """Write a network MATLAB saved as a .pt file that loads without mat-io.
+
+    OUT.pt holds plain data only (torch.load(..., weights_only=True) reads it): the network's
+    kind, each layer's dlformat class and constructor arguments, the connections, and the
+    state_dict. dlformat.io.load_network("OUT.pt") rebuilds the same network, same outputs.
+    Exits 1 with the reason on an unreadable file or layers load_network cannot map.
+    """
+    from .io import load_network
+    from .io._network_file import write_network_file
+
+    net = load_network(args.network_file, variable=args.network)
+    write_network_file(net, args.output)
+    print(f"wrote {args.output} ({len(net.Layers)} layers; dlformat.io.load_network reads it)")
     return 0
 
 

@@ -594,3 +594,34 @@ def test_inspect_lists_the_layers_load_network_cannot_map(
     text = "\n".join(lines)
     assert f"load_network cannot load '{variable}'" in text and re.search(listing, text)
     assert "Total learnables" not in text
+
+
+# -- networks MATLAB saved: convert ---------------------------------------------------------------
+
+
+def test_convert_writes_a_network_file_that_classifies_as_matlab_did(networks, tmp_path, capsys):
+    _matio()
+    from dlformat.io import load_network, loadmat
+
+    vikas = networks / "vikas_net.mat"
+    assert main(["convert", str(vikas), str(tmp_path / "vikas.pt")]) == 0
+    assert capsys.readouterr().out.strip() == (
+        f"wrote {tmp_path / 'vikas.pt'} (15 layers; dlformat.io.load_network reads it)"
+    )
+    net = load_network(tmp_path / "vikas.pt")
+    image = dlformat.dlarray(torch.as_tensor(loadmat(vikas, ["I"])["I"]).float(), "SSCB")
+    labels, scores = dlformat.classify(net, image)
+    assert list(labels) == ["apple_red_yellow_1"]
+    _, original = dlformat.classify(load_network(vikas), image)
+    torch.testing.assert_close(dlformat.extractdata(scores), dlformat.extractdata(original), rtol=0, atol=0)
+
+
+def test_convert_of_unmappable_layers_exits_1_with_the_listing(networks, tmp_path, capsys):
+    _matio()
+    net_file = networks / "mimo__trainedNet.mat"
+    assert main(["convert", str(net_file), str(tmp_path / "out.pt")]) == 1
+    assert re.match(
+        r"dlformat convert: network 'net' \(SeriesNetwork\) has 2 layer\(s\) load_network cannot map",
+        capsys.readouterr().err,
+    )
+    assert not (tmp_path / "out.pt").exists()

@@ -642,18 +642,24 @@ def _layers(saved: SavedNetwork, custom_layers: Mapping[str, Factory]) -> list[A
 
 def build(saved: SavedNetwork, custom_layers: Mapping[str, Factory] | None = None) -> Any:
     """The dlformat network of a :class:`SavedNetwork`."""
-    dlf = _dlf()
     layers = _layers(saved, custom_layers or {})
-    if saved.kind == "SeriesNetwork":
+    return assemble(saved.kind, layers, saved.connections, _initialized(saved))
+
+
+def assemble(kind: str, layers: list[Any], connections: Any, initialized: bool) -> Any:
+    """A ``SeriesNetwork`` (layers in order), ``DAGNetwork`` or ``dlnetwork`` of ``layers`` joined
+    by ``(source, destination)`` connections; a dlnetwork initialized when ``initialized``."""
+    dlf = _dlf()
+    if kind == "SeriesNetwork":
         return dlf.assembleNetwork(layers)
-    graph = dlf.layerGraph() if saved.kind == "DAGNetwork" else dlf.dlnetwork(Initialize=False)
+    graph = dlf.layerGraph() if kind == "DAGNetwork" else dlf.dlnetwork(Initialize=False)
     for layer in layers:
         graph.addLayers(layer)
-    for source, destination in saved.connections:
+    for source, destination in connections:
         graph.connectLayers(source, destination)
-    if saved.kind == "DAGNetwork":
+    if kind == "DAGNetwork":
         return dlf.assembleNetwork(graph)
-    if _initialized(saved):
+    if initialized:
         graph.initialize()
     return graph
 
@@ -677,7 +683,8 @@ def load_network(
     are kept. See docs/loading_networks.md.
 
     Args:
-        path: the .mat file (MAT version 7 or 7.3).
+        path: the .mat file (MAT version 7 or 7.3), or a ``.pt`` file ``dlformat convert`` wrote
+            (read as plain data with ``torch.load(weights_only=True)``; no mat-io needed).
         variable: the variable holding the network, needed when the file saves several.
         custom_layers: replacements for layers that cannot be mapped (a ``FunctionLayer``, a user
             classdef layer): ``{class name or layer name: factory}``, ``factory(properties)``
@@ -691,6 +698,10 @@ def load_network(
     from . import loadmat, whos
 
     path = Path(path)
+    if path.suffix == ".pt":  # what `dlformat convert` wrote: no mat-io needed
+        from ._network_file import read_network_file
+
+        return read_network_file(path)
     if variable is not None:
         values = loadmat(path, [variable])
         value = values[variable]

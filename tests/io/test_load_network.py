@@ -185,6 +185,67 @@ def test_state_dict_round_trip(networks, file, variable, kind):
         torch.testing.assert_close(dlf.extractdata(ours), dlf.extractdata(theirs), rtol=0, atol=0)
 
 
+@pytest.mark.parametrize(("file", "variable", "kind"), LOADABLE, ids=[row[0] for row in LOADABLE])
+def test_network_file_round_trip(networks, file, variable, kind, tmp_path):
+    """`dlformat convert`'s file: plain data (weights_only), rebuilt by load_network without mat-io
+    into the same kind, layer classes, names and connections, with identical outputs."""
+    from dlformat.io._network_file import write_network_file
+
+    net = _loaded(networks, file)
+    write_network_file(net, tmp_path / "net.pt")
+    data = torch.load(tmp_path / "net.pt", weights_only=True)
+    assert data["format"] == "dlformat-network" and data["kind"] in (kind.__name__, "dlnetwork")
+    back = load_network(tmp_path / "net.pt")
+    assert type(back) is kind
+    assert [(type(a), a.Name) for a in back.Layers] == [(type(b), b.Name) for b in net.Layers]
+    assert list(back.Connections) == list(net.Connections)
+    inputs = _example(net, torch.Generator().manual_seed(4))
+    for ours, theirs in zip(_predict(net, inputs), _predict(back, inputs), strict=True):
+        assert dlf.dims(ours) == dlf.dims(theirs)
+        torch.testing.assert_close(dlf.extractdata(ours), dlf.extractdata(theirs), rtol=0, atol=0)
+
+
+@pytest.fixture
+def vikas_file(networks, tmp_path) -> Path:
+    """vikas_net.mat's network written as a network file (before mat-io is taken away)."""
+    from dlformat.io._network_file import write_network_file
+
+    write_network_file(_loaded(networks, "vikas_net.mat"), tmp_path / "net.pt")
+    return tmp_path / "net.pt"
+
+
+def test_network_file_loads_without_matio(networks, vikas_file, without_matio):
+    back = load_network(vikas_file)
+    assert list(back.Layers[-1].Classes) == list(_loaded(networks, "vikas_net.mat").Layers[-1].Classes)
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [(b"not torch", r"cannot read .*net\.pt"), (None, r"is not a network file written by dlformat convert")],
+)
+def test_network_file_errors(tmp_path, content, message):
+    if content is None:
+        torch.save({"format": "something else"}, tmp_path / "net.pt")
+    else:
+        (tmp_path / "net.pt").write_bytes(content)
+    with pytest.raises(DLFormatError, match=message):
+        load_network(tmp_path / "net.pt")
+
+
+def test_network_file_refuses_python_functions(networks, tmp_path):
+    from dlformat.io._network_file import write_network_file
+
+    net = load_network(
+        networks / "mimo__trainedNet.mat",
+        custom_layers={
+            "sigmoidLayer": lambda p: dlf.functionLayer(lambda X: dlf.sigmoid(X), Name=p["Name"]),
+            "sigmoidClassificationLayer": lambda p: dlf.regressionLayer(Name=p["Name"]),
+        },
+    )
+    with pytest.raises(DLFormatError, match=r"layer 'layer' is a function, which a network file cannot hold"):
+        write_network_file(net, tmp_path / "net.pt")
+
+
 # -- what cannot be mapped ----------------------------------------------------------------------
 
 
