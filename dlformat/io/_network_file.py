@@ -101,12 +101,17 @@ def read_network_file(path: str | os.PathLike[str]) -> Any:
             f"{path}: network file version {data.get('version')!r}, kind {data.get('kind')!r}; this dlformat "
             f"reads version {VERSION} of kinds {', '.join(NETWORK_CLASSES)}"
         )
-    made = []
-    for entry in data["layers"]:
-        cls = getattr(layer_classes, str(entry["class"]), None)
-        if not (isinstance(cls, type) and issubclass(cls, Layer)):
-            raise DLFormatError(f"{path}: {entry['class']!r} is not one of dlformat's layer classes")
-        made.append(cls.from_config(dict(entry["config"])))
-    net = assemble(data["kind"], made, [tuple(pair) for pair in data["connections"]], data["initialized"])
-    _module(net).load_state_dict(data["state_dict"], strict=True)
+    try:
+        made = []
+        for entry in data["layers"]:
+            cls = getattr(layer_classes, str(entry["class"]), None)
+            if not (isinstance(cls, type) and issubclass(cls, Layer)):
+                raise DLFormatError(f"{path}: {entry['class']!r} is not one of dlformat's layer classes")
+            made.append(cls.from_config(dict(entry["config"])))
+        connections = [tuple(pair) for pair in data["connections"]]
+        net = assemble(data["kind"], made, connections, bool(data["initialized"]))
+        _module(net).load_state_dict(data["state_dict"], strict=True)
+    # a damaged or edited file: missing entries, arguments a constructor refuses, other sizes
+    except (KeyError, TypeError, ValueError, RuntimeError) as error:
+        raise DLFormatError(f"{path} is a damaged network file: {error}") from None
     return net

@@ -232,6 +232,28 @@ def test_network_file_errors(tmp_path, content, message):
         load_network(tmp_path / "net.pt")
 
 
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (
+            lambda data: data["layers"][1]["config"].update(Bogus=1),
+            r"damaged network file: Convolution2DLayer has no option 'Bogus'",
+        ),
+        (lambda data: data["state_dict"].popitem(), r"damaged network file: .*state_dict"),
+        (
+            lambda data: data["layers"][0].update({"class": "os"}),
+            r"'os' is not one of dlformat's layer classes",
+        ),
+    ],
+)
+def test_an_edited_network_file_is_refused(vikas_file, edit, message):
+    data = torch.load(vikas_file, weights_only=True)
+    edit(data)
+    torch.save(data, vikas_file)
+    with pytest.raises(DLFormatError, match=message):
+        load_network(vikas_file)
+
+
 def test_network_file_refuses_python_functions(networks, tmp_path):
     from dlformat.io._network_file import write_network_file
 
