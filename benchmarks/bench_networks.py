@@ -142,7 +142,8 @@ def _hand_written_cnn(net) -> object:
             h, w, c = (int(v) for v in layer.InputSize)
             size = (c, h, w)
             if layer.Normalization == "zerocenter":
-                mean = _tensor(layer.Mean).permute(2, 0, 1)  # H×W×C (or 1×1×C) → C×H×W
+                mean = _tensor(layer.Mean)  # H×W×C or 1×1×C (MATLAB drops a trailing C of 1)
+                mean = mean.reshape((h, w, c) if mean.numel() == h * w * c else (1, 1, c)).permute(2, 0, 1)
                 modules.append(_Subtract(mean))
             elif layer.Normalization != "none":
                 raise NotImplementedError(layer.Normalization)
@@ -252,12 +253,16 @@ def _hand_written_recurrent(net) -> object:
             input_weights = _tensor(layer.InputWeights)
             recurrent_weights = _tensor(layer.RecurrentWeights)
             bias = _tensor(layer.Bias).reshape(-1)
-            if kind is nn.GRU:
-                if layer.ResetGateMode != "after-multiplication":
-                    raise NotImplementedError(layer.ResetGateMode)  # torch's GRU resets after
-                recurrent_bias = _tensor(layer.RecurrentBias).reshape(-1)
-            else:
+            # torch's GRU resets after the recurrent product, bias included: MATLAB's
+            # "after-multiplication" is it with no recurrent bias; "recurrent-bias-after-
+            # multiplication" stacks the recurrent bias under the input bias.
+            mode = getattr(layer, "ResetGateMode", "after-multiplication")
+            if mode == "recurrent-bias-after-multiplication":
+                bias, recurrent_bias = bias.chunk(2)
+            elif mode == "after-multiplication":
                 recurrent_bias = torch.zeros_like(bias)
+            else:
+                raise NotImplementedError(mode)
             directions = 2 if bidirectional else 1
             with torch.no_grad():
                 for d, suffix in enumerate(("", "_reverse")[:directions]):
