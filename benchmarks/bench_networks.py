@@ -92,22 +92,26 @@ def _network_variable(path: Path) -> str:
     raise LookupError(f"{path} saves no network")
 
 
-def measure_load(rounds: int, clock: Callable[[], float]) -> dict[str, dict[str, float]]:
+def _load_cases(path: Path, variable: str, custom: dict | None) -> dict[str, Step]:
     import matio
 
     from dlformat.io import load_network, loadmat
 
+    return {
+        "matio": lambda: matio.load_from_mat(str(path), variable_names=[variable]),
+        "decode": lambda: loadmat(path, [variable]),
+        "load": lambda: load_network(path, custom_layers=custom),
+    }
+
+
+def measure_load(rounds: int, clock: Callable[[], float]) -> dict[str, dict[str, float]]:
     results = {}
     for path in sorted(_networks().glob("*.mat")):
         variable = _network_variable(path)
         custom = _custom_layers(path.name)
         print(f"load: {path.name} ...", file=sys.stderr)
         samples = interleaved_samples(
-            {
-                "matio": lambda: matio.load_from_mat(str(path), variable_names=[variable]),
-                "decode": lambda: loadmat(path, [variable]),
-                "load": lambda: load_network(path, custom_layers=custom),
-            },
+            _load_cases(path, variable, custom),
             "cpu",
             rounds,
             batch_seconds=0.0,  # one call per round: a load takes milliseconds to a second
@@ -266,7 +270,10 @@ def _hand_written_recurrent(net) -> object:
             directions = 2 if bidirectional else 1
             with torch.no_grad():
                 for d, suffix in enumerate(("", "_reverse")[:directions]):
-                    rows = slice(d * input_weights.shape[0] // directions, (d + 1) * input_weights.shape[0] // directions)
+                    rows = slice(
+                        d * input_weights.shape[0] // directions,
+                        (d + 1) * input_weights.shape[0] // directions,
+                    )
                     getattr(rnn, f"weight_ih_l0{suffix}").copy_(input_weights[rows])
                     getattr(rnn, f"weight_hh_l0{suffix}").copy_(recurrent_weights[rows])
                     getattr(rnn, f"bias_ih_l0{suffix}").copy_(bias[rows])
@@ -405,14 +412,15 @@ def _status(value: float, target: float) -> str:
 def load_table(results: dict[str, dict[str, float]]) -> list[str]:
     lines = [
         "| file (MiB) | mat-io alone | decode (`loadmat`) | `load_network` | decode / mat-io | "
-        f"load / mat-io | target | status |",
+        "load / mat-io | target | status |",
         "|---|---|---|---|---|---|---|---|",
     ]
     for file, t in results.items():
         ratio = t["load"] / t["matio"]
         lines.append(
             f"| {file} ({t['MiB']:.1f}) | {_ms(t['matio'])} | {_ms(t['decode'])} | {_ms(t['load'])} | "
-            f"{t['decode'] / t['matio']:.2f} | {ratio:.2f} | ≤ {LOAD_TARGET:g} | {_status(ratio, LOAD_TARGET)} |"
+            f"{t['decode'] / t['matio']:.2f} | {ratio:.2f} | ≤ {LOAD_TARGET:g} | "
+            f"{_status(ratio, LOAD_TARGET)} |"
         )
     return lines
 
@@ -443,7 +451,9 @@ def predict_table(results: dict[str, dict[str, float]]) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--rounds", type=int, default=5, help="interleaved rounds per measurement (median)")
     parser.add_argument(
         "--threads", type=int, help="torch CPU threads (1 steadies the figures on a shared, loaded machine)"
