@@ -12,7 +12,8 @@ round (``interleaved_samples`` in ``bench_position.py``):
   same network written by hand in plain torch (``nn.Conv2d``, ``nn.BatchNorm2d``, ``nn.GRU``,
   ``nn.LSTM``, ...) with the loaded weights copied in; the outputs are checked to agree before
   anything is timed. Eager, and (``--compile``) each side under ``torch.compile``. Targets: ≤ 1.10
-  eager, ≤ 1.05 compiled.
+  eager, ≤ 1.05 compiled. Dynamo leaves ``nn.GRU``/``nn.LSTM`` modules uncompiled (graph break)
+  unless ``torch._dynamo.config.allow_rnn`` is set: the compiled recurrent baselines run eagerly.
 
     python benchmarks/bench_networks.py --threads 1 --clock cpu --rounds 3
     python benchmarks/bench_networks.py --only load          # or: --only predict
