@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_position import interleaved_samples  # the house timing loop
+from bench_position import add_timing_arguments, interleaved_samples, timing_clock  # the house timing loop
 
 TARGETS = {32: 1.10, 1: 1.5}  # ratio ours / torch at batch 32 and batch 1 (issue 13)
 RECURRENT_TARGETS = {32: 1.15, 1: 1.5}  # issue 14: LSTM, BiLSTM, GRU at T=100, B=32, H=128
@@ -400,27 +400,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
     parser.add_argument("--rounds", type=int, default=7, help="interleaved rounds per measurement (median)")
     parser.add_argument("--only", nargs="*", help="row names to run (default: all)")
-    parser.add_argument(
-        "--threads", type=int, help="torch CPU threads (1 steadies the figures on a shared, loaded machine)"
-    )
-    parser.add_argument(
-        "--clock",
-        choices=("wall", "cpu"),
-        default="wall",
-        help="wall time (default), or this thread's CPU time (time.thread_time): on a shared, loaded "
-        "machine it leaves out the time other processes take the core; CPU only, with --threads 1, "
-        "where torch computes forward and backward in the calling thread",
-    )
+    add_timing_arguments(parser)
     args = parser.parse_args(argv)
     import torch
 
-    if args.threads:
-        torch.set_num_threads(args.threads)
-    if args.clock == "cpu" and (args.device != "cpu" or torch.get_num_threads() != 1):
-        parser.error("--clock cpu measures one thread: use it with --device cpu and --threads 1")
-
+    clock = timing_clock(parser, args, args.device)
     rows = [row for row in ROWS if not args.only or row.name in args.only]
-    clock = time.thread_time if args.clock == "cpu" else time.perf_counter
     results = measure(rows, args.device, args.rounds, clock)
     cpu = platform.processor() or platform.machine()
     where = torch.cuda.get_device_name() if args.device == "cuda" else cpu

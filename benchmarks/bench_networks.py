@@ -35,7 +35,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_position import interleaved_samples  # the house timing loop
+from bench_position import add_timing_arguments, interleaved_samples, timing_clock  # the house timing loop
 
 LOAD_TARGET = 2.0
 EAGER_TARGET = 1.10
@@ -456,16 +456,7 @@ def main(argv: list[str] | None = None) -> int:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--rounds", type=int, default=5, help="interleaved rounds per measurement (median)")
-    parser.add_argument(
-        "--threads", type=int, help="torch CPU threads (1 steadies the figures on a shared, loaded machine)"
-    )
-    parser.add_argument(
-        "--clock",
-        choices=("wall", "cpu"),
-        default="wall",
-        help="wall time, or this thread's CPU time (with --threads 1): on a shared machine it leaves out "
-        "the time other processes take the core",
-    )
+    add_timing_arguments(parser)
     parser.add_argument("--only", choices=("load", "predict"), help="one of the two tables")
     parser.add_argument("--files", nargs="*", help="predict rows whose file name contains one of these")
     parser.add_argument("--compile", action="store_true", help="also the torch.compile rows (slow on CPU)")
@@ -473,11 +464,7 @@ def main(argv: list[str] | None = None) -> int:
 
     import torch
 
-    if args.threads:
-        torch.set_num_threads(args.threads)
-    if args.clock == "cpu" and torch.get_num_threads() != 1:
-        parser.error("--clock cpu measures one thread: use it with --threads 1")
-    clock = time.thread_time if args.clock == "cpu" else time.perf_counter
+    clock = timing_clock(parser, args)
     started = time.perf_counter()
     report = []
     if args.only != "predict":

@@ -73,6 +73,35 @@ def interleaved(
     return {name: statistics.median(values) for name, values in samples.items()}
 
 
+def add_timing_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--threads`` and ``--clock``, as every benchmark here takes them."""
+    parser.add_argument(
+        "--threads", type=int, help="torch CPU threads (1 steadies the figures on a shared, loaded machine)"
+    )
+    parser.add_argument(
+        "--clock",
+        choices=("wall", "cpu"),
+        default="wall",
+        help="wall time (default), or this thread's CPU time (time.thread_time): on a shared, loaded "
+        "machine it leaves out the time other processes take the core; CPU only, with --threads 1, "
+        "where torch computes forward and backward in the calling thread",
+    )
+
+
+def timing_clock(
+    parser: argparse.ArgumentParser, args: argparse.Namespace, device: str = "cpu"
+) -> Callable[[], float]:
+    """Apply ``--threads`` and return the clock ``--clock`` asks for (refusing a CPU clock that
+    would miss work done in other threads)."""
+    import torch
+
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    if args.clock == "cpu" and (device != "cpu" or torch.get_num_threads() != 1):
+        parser.error("--clock cpu measures one thread: use it with --device cpu and --threads 1")
+    return time.thread_time if args.clock == "cpu" else time.perf_counter
+
+
 def interleaved_samples(
     cases: dict[str, Callable[[], object]],
     device: str,

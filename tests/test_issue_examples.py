@@ -33,8 +33,12 @@ def test_the_dlarray_functions_and_custom_training_loop_example():
     assert dlf.extractdata(loss).numel() == 1 and float(dlf.extractdata(loss)) > 0
     avg, avg_sq = [], []
     before = net.Layers[1].Weights.detach().clone()
+    before_bias = net.Layers[1].Bias.detach().clone()
     net, avg, avg_sq = dlf.adamupdate(net, grads, avg, avg_sq, 1)
     assert not torch.equal(net.Layers[1].Weights.detach(), before)
+    assert isinstance(net, dlf.DLNetwork) and dlf.dims(loss) == ""
+    assert [row[:2] for row in grads] == [("fc", "Weights"), ("fc", "Bias")] == [row[:2] for row in avg]
+    assert not torch.equal(net.Layers[1].Bias.detach(), before_bias)
 
 
 def test_the_image_layers_example():

@@ -9,28 +9,6 @@ import dlformat as dlf
 from dlformat import DLFormatError
 
 
-def test_the_issue_example_runs():
-    # the issue's training-loop block, as written there
-    X = dlf.dlarray(torch.randn(8, 4, 10), "CBT")
-    net = dlf.dlnetwork([dlf.sequenceInputLayer(8), dlf.fullyConnectedLayer(3), dlf.softmaxLayer()])
-    T = dlf.dlarray(
-        torch.nn.functional.one_hot(torch.randint(0, 3, (4, 10)), 3).permute(2, 0, 1).float(), "CBT"
-    )
-
-    def model_loss(net, X, T):
-        Y = dlf.forward(net, X)
-        loss = dlf.crossentropy(Y, T)
-        return loss, dlf.dlgradient(loss, net.Learnables)
-
-    loss, grads = dlf.dlfeval(model_loss, net, X, T)
-    avg, avg_sq = [], []
-    before = [value.detach().clone() for _, _, value in net.Learnables]
-    net, avg, avg_sq = dlf.adamupdate(net, grads, avg, avg_sq, 1)
-    assert isinstance(net, dlf.DLNetwork) and dlf.dims(loss) == ""
-    assert [row[:2] for row in grads] == [("fc", "Weights"), ("fc", "Bias")] == [row[:2] for row in avg]
-    assert all(not torch.equal(b, v) for b, (_, _, v) in zip(before, net.Learnables, strict=True))
-
-
 def test_gradients_of_learnables_match_torch_autograd():
     torch.manual_seed(1)
     net = dlf.dlnetwork([dlf.featureInputLayer(4), dlf.fullyConnectedLayer(3), dlf.softmaxLayer()])
