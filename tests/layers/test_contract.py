@@ -322,6 +322,15 @@ def call(layer, X):
     return Y[0] if isinstance(layer, dlf.SequenceFoldingLayer) else Y
 
 
+# layers whose inputs MATLAB names after their roles (the optional ones last)
+ROLE_INPUTS = {
+    dlf.Crop2DLayer: ("in", "ref"),
+    dlf.SequenceUnfoldingLayer: ("in", "miniBatchSize"),
+    dlf.AttentionLayer: ("query", "key", "value", "mask"),
+    dlf.SelfAttentionLayer: ("in", "mask"),
+}
+
+
 @pytest.mark.parametrize(("factory", "fmt", "sizes"), LAYERS)
 class TestLayerContract:
     def test_is_a_module_with_matlab_ports(self, factory, fmt, sizes):
@@ -330,15 +339,9 @@ class TestLayerContract:
         expected_inputs = {0: (), 1: ("in",)}.get(
             layer.NumInputs, tuple(f"in{i}" for i in range(1, layer.NumInputs + 1))
         )
-        # MATLAB names these inputs after their roles
-        if isinstance(layer, dlf.Crop2DLayer):
-            expected_inputs = ("in", "ref")
-        if isinstance(layer, dlf.SequenceUnfoldingLayer):  # and the unfolding layer's
-            expected_inputs = ("in", "miniBatchSize")
-        if isinstance(layer, dlf.AttentionLayer):
-            expected_inputs = ("query", "key", "value", "mask")[: layer.NumInputs]
-        if isinstance(layer, dlf.SelfAttentionLayer):
-            expected_inputs = ("in", "mask")[: layer.NumInputs]
+        named = next((names for kind, names in ROLE_INPUTS.items() if isinstance(layer, kind)), None)
+        if named is not None:
+            expected_inputs = named[: layer.NumInputs]
         assert layer.InputNames == expected_inputs
         # output layers (classificationLayer, ...) end a network: MATLAB gives them no outputs
         outputs = (0, ()) if isinstance(layer, OutputLayer) else (1, ("out",))
