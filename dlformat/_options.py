@@ -68,8 +68,10 @@ def normalize(
     An unknown or repeated name is a :class:`DLFormatError` naming
     ``caller`` and listing the options.
     """
-    if len(args) <= options.required and all(key in options.exact for key in kwargs):
-        return args, kwargs  # the common case: nothing to translate
+    if all(key in options.exact for key in kwargs) and not any(
+        isinstance(value, str) for value in args[options.required :]
+    ):
+        return args, kwargs  # the common case: no 'Name', value pair can start, nothing to translate
     start = next(
         (
             index

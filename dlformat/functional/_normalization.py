@@ -270,8 +270,9 @@ def batchnorm(
     Y, mean, variance = _batch_statistics_norm(norm, working)
     return (
         Y,
-        _statistic(mean_decay * mean + (1 - mean_decay) * running_mean, mu, dtype),
-        _statistic(variance_decay * variance + (1 - variance_decay) * running_variance, sigmaSq, dtype),
+        # φ·s_x + (1 − φ)·s_(n−1) as one kernel: s_(n−1) + φ·(s_x − s_(n−1))
+        _statistic(torch.lerp(running_mean, mean, mean_decay), mu, dtype),
+        _statistic(torch.lerp(running_variance, variance, variance_decay), sigmaSq, dtype),
     )
 
 
@@ -283,17 +284,26 @@ def _channels_second(
     before it, those stored inside it after, each in memory order: a dense tensor stays
     contiguous, and so does the kernel's result put back. With none outside, a leading dimension
     of size 1 is added."""
-    stride = data.stride(channel)
-    others = sorted((index for index in range(data.ndim) if index != channel), key=data.stride, reverse=True)
-    outer = [index for index in others if data.stride(index) > stride]
-    inner = [index for index in others if data.stride(index) <= stride]
-    order = (*outer, channel, *inner)
-    inverse = tuple(sorted(range(len(order)), key=order.__getitem__))
+    order, inverse, outer = _channel_order(data.stride(), channel)
     permuted = data.permute(order)
-    sizes = permuted.shape[: len(outer)]
+    sizes = permuted.shape[:outer]
     # the outer dimensions as one N (a view for a dense tensor), or a new one of size 1
-    batched = permuted.flatten(0, len(outer) - 1) if outer else permuted.unsqueeze(0)
+    batched = permuted.flatten(0, outer - 1) if outer else permuted.unsqueeze(0)
     return batched, lambda result: result.unflatten(0, sizes or (1,)).reshape(permuted.shape).permute(inverse)
+
+
+@cached_plan()
+def _channel_order(strides: tuple[int, ...], channel: int) -> tuple[tuple[int, ...], tuple[int, ...], int]:
+    """:func:`_channels_second`'s permutation for a memory layout, its inverse, and how many
+    dimensions go before the channel (planned once per layout: sorting by stride on every call
+    cost a batch-1 call more than torch's kernel did)."""
+    others = sorted(
+        (index for index in range(len(strides)) if index != channel), key=strides.__getitem__, reverse=True
+    )
+    outer = [index for index in others if strides[index] > strides[channel]]
+    inner = [index for index in others if strides[index] <= strides[channel]]
+    order = (*outer, channel, *inner)
+    return order, tuple(sorted(range(len(order)), key=order.__getitem__)), len(outer)
 
 
 def _fused_affine(norm: _Normalization, working: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:

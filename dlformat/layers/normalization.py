@@ -166,7 +166,7 @@ class BatchNormalizationLayer(_ChannelNormalization):
 
     def forward(self, X: DLArray) -> DLArray:  # type: ignore[override]  # MATLAB's forward, see Layer
         X = self._checked_input(X)
-        Y, self.TrainedMean, self.TrainedVariance = batchnorm(
+        Y, mean, variance = batchnorm(
             X,
             self.Offset,
             self.Scale,
@@ -177,6 +177,12 @@ class BatchNormalizationLayer(_ChannelNormalization):
             VarianceDecay=self.VarianceDecay,
             ReturnStatistics=True,
         )
+        # updated from the layer's own statistics, so already of their shape and device: stored
+        # without the checks an assignment by the user gets (they cost more than the kernel at
+        # batch 1), in the statistics' own dtype as an assignment would keep it
+        buffers = self._buffers
+        for name, value in (("TrainedMean", mean), ("TrainedVariance", variance)):
+            buffers[name] = value._data.to(buffers[name].dtype)  # type: ignore[union-attr]
         return Y  # type: ignore[no-any-return]
 
 
