@@ -1,9 +1,11 @@
-"""MATLAB's recurrent layers: ``lstmLayer``, ``bilstmLayer`` and ``gruLayer``.
+"""MATLAB's recurrent layers: ``lstmLayer``, ``bilstmLayer``, ``gruLayer`` and their projected
+forms ``lstmProjectedLayer`` and ``gruProjectedLayer``.
 
-One base, :class:`RecurrentLayer`, declares what the three share (sizes, output mode, state
+One base, :class:`RecurrentLayer`, declares what they share (sizes, output mode, state
 ports, activations, the three learnables with their initializers and factors, the state);
 each layer adds its gate count, directions and the call into the functional core
-(:func:`dlformat.functional.lstm`, :func:`dlformat.functional.gru`).
+(:func:`dlformat.functional.lstm`, :func:`dlformat.functional.gru`). The projected layers add
+two projector matrices and run the same core on the weights they stand for.
 """
 
 from __future__ import annotations
@@ -29,19 +31,33 @@ from ..functional._recurrent import (
     run_gru,
     run_lstm,
 )
+from . import _initializers
 from ._base import Layer, matlab_constructor
 from ._initializers import RECURRENT_NAMES
 from ._properties import (
+    INITIALIZER_GROUP,
     STATE_GROUP,
     Factor,
     Learnable,
     Property,
     auto_size_property,
     choice_property,
+    factor_properties,
     initializer_property,
 )
 
-__all__ = ["BiLSTMLayer", "GRULayer", "LSTMLayer", "bilstmLayer", "gruLayer", "lstmLayer"]
+__all__ = [
+    "BiLSTMLayer",
+    "GRULayer",
+    "GRUProjectedLayer",
+    "LSTMLayer",
+    "LSTMProjectedLayer",
+    "bilstmLayer",
+    "gruLayer",
+    "gruProjectedLayer",
+    "lstmLayer",
+    "lstmProjectedLayer",
+]
 
 OUTPUT_MODES = ("sequence", "last")
 LSTM_BIAS_INITIALIZERS = ("unit-forget-gate", "narrow-normal", "ones", "zeros")
@@ -99,7 +115,7 @@ class RecurrentLayer(Layer):
     state_names: ClassVar[tuple[str, ...]] = ("HiddenState",)
     state_updates_persist: ClassVar[bool] = False
     lazy_size = "InputSize"
-    lazy_size_from = ("InputWeights", 1)
+    lazy_size_from: ClassVar[tuple[str, int] | None] = ("InputWeights", 1)
     lazy_meaning = "features (S and C flattened)"
 
     NumHiddenUnits = Property(
@@ -213,13 +229,16 @@ class RecurrentLayer(Layer):
             return Y
         return (Y, *(DLArray._wrap(value, "CB") for value in final))
 
+    def _weights(self) -> tuple[torch.Tensor, torch.Tensor]:
+        """The input and recurrent weights the operation runs on."""
+        return self.InputWeights, self.RecurrentWeights
+
     def _run(self, X: DLArray, states: tuple[Any, ...], labels: tuple[str, ...]) -> tuple[Any, ...]:
         inputs = RecurrentInputs(
             self._caller(),
             X,
             tuple(zip(labels, states, strict=True)),
-            self.InputWeights,
-            self.RecurrentWeights,
+            *self._weights(),
             self.Bias,
             self.StateActivationFunction,
             self.GateActivationFunction,
@@ -373,6 +392,138 @@ class GRULayer(RecurrentLayer):
         return {"reset_gate_mode": self.ResetGateMode}
 
 
+def _projector_initializer(name: str, value: object) -> str | Callable[..., object] | None:
+    # None: not given; MathWorks' pages as stored here do not show the default (see _Projected)
+    return None if value is None else _initializers.check(name, value, names=RECURRENT_NAMES)
+
+
+def _projectors() -> tuple[Learnable, Learnable]:
+    """The ``InputProjector`` and ``OutputProjector`` learnables (declared in each projected class:
+    a learnable's declaration must not stay on a shared base, where it would shadow the value)."""
+    return (
+        Learnable(initializer="InputProjectorInitializer"),
+        Learnable(initializer="OutputProjectorInitializer"),
+    )
+
+
+class _Projected:
+    """What ``lstmProjectedLayer`` and ``gruProjectedLayer`` add to their recurrent layer.
+
+    MATLAB stores each weight matrix ``W`` as ``W' = W Q`` with a projector ``Q`` and applies
+    ``W' Qᵀ``: ``InputWeights`` (``gates*NumHiddenUnits × InputProjectorSize``) times
+    ``InputProjectorᵀ`` (``InputProjector`` is ``InputSize × InputProjectorSize``) stands for
+    the input weights, ``RecurrentWeights`` (``gates*NumHiddenUnits × OutputProjectorSize``)
+    times ``OutputProjectorᵀ`` (``OutputProjector`` is ``NumHiddenUnits ×
+    OutputProjectorSize``) for the recurrent ones; the state and the output keep
+    ``NumHiddenUnits`` channels. MathWorks' TensorFlow exporter exports these layers as the
+    plain layer with exactly those two products, and so does this: the operation runs on
+    torch's fused kernels with the two products formed per call (gradients reach every factor).
+    torch's ``proj_size`` is not this layer: it outputs the projected state.
+
+    The projectors' initializer defaults are not settled from MathWorks' pages as stored here,
+    so a layer needs ``InputProjectorInitializer``/``OutputProjectorInitializer`` (or the
+    ``InputProjector``/``OutputProjector`` values) given; without them construction fails,
+    naming the property.
+    """
+
+    lazy_size_from: ClassVar[tuple[str, int] | None] = ("InputProjector", 0)
+
+    OutputProjectorSize = Property(
+        _validate.positive_integer, positional=True, read_only=True, doc="Columns of OutputProjector."
+    )
+    InputProjectorSize = Property(
+        _validate.positive_integer, positional=True, read_only=True, doc="Columns of InputProjector."
+    )
+    InputProjectorInitializer = Property(
+        _projector_initializer, default=None, group=INITIALIZER_GROUP, doc="Required: see the class."
+    )
+    OutputProjectorInitializer = Property(
+        _projector_initializer, default=None, group=INITIALIZER_GROUP, doc="Required: see the class."
+    )
+    InputProjectorLearnRateFactor, InputProjectorL2Factor = factor_properties("InputProjector")
+    OutputProjectorLearnRateFactor, OutputProjectorL2Factor = factor_properties("OutputProjector")
+
+    def _learnable_shape(self: Any, name: str) -> tuple[int, ...]:
+        rows = self._rows()
+        shapes = {
+            "InputWeights": lambda: (rows, self.InputProjectorSize),
+            "RecurrentWeights": lambda: (rows, self.OutputProjectorSize),
+            "InputProjector": lambda: (self._fixed_size(name), self.InputProjectorSize),
+            "OutputProjector": lambda: (self.NumHiddenUnits, self.OutputProjectorSize),
+        }
+        return shapes[name]() if name in shapes else RecurrentLayer._learnable_shape(self, name)
+
+    def _init_learnables(self: Any, given: dict[str, Any], generator: torch.Generator | None) -> None:
+        for projector in ("InputProjector", "OutputProjector"):
+            if given.get(projector) is None and self._properties[f"{projector}Initializer"] is None:
+                raise DLFormatError(
+                    f"{type(self).__name__}: give {projector}Initializer (or {projector}): MATLAB's default "
+                    "for it is not settled from MathWorks' documentation, so dlformat does not guess it"
+                )
+        Layer._init_learnables(self, given, generator)
+
+    def _weights(self: Any) -> tuple[torch.Tensor, torch.Tensor]:
+        return self.InputWeights @ self.InputProjector.T, self.RecurrentWeights @ self.OutputProjector.T
+
+
+class LSTMProjectedLayer(_Projected, LSTMLayer):
+    """LSTM with projected weights, MATLAB's ``lstmProjectedLayer`` (R2022b).
+
+    The LSTM of :class:`LSTMLayer` with ``InputWeights @ InputProjector.T`` as its input weights
+    and ``RecurrentWeights @ OutputProjector.T`` as its recurrent weights (see
+    :class:`dlformat.layers.recurrent._Projected`): fewer stored values, the same output size
+    (``NumHiddenUnits`` channels).
+
+    Args:
+        NumHiddenUnits, OutputProjectorSize, InputProjectorSize: the sizes (positional, in
+            MATLAB's order).
+        InputProjectorInitializer, OutputProjectorInitializer: required (no sourced default):
+            ``"orthogonal"``, ``"glorot"``, ``"he"``, ``"narrow-normal"``, ``"zeros"``,
+            ``"ones"`` or a callable ``f(sz)``; or give ``InputProjector`` (``InputSize ×
+            InputProjectorSize``) and ``OutputProjector`` (``NumHiddenUnits × OutputProjectorSize``).
+        InputProjectorLearnRateFactor, InputProjectorL2Factor, OutputProjectorLearnRateFactor,
+            OutputProjectorL2Factor: default 1.
+        InputWeights: ``4*NumHiddenUnits × InputProjectorSize``; RecurrentWeights:
+            ``4*NumHiddenUnits × OutputProjectorSize``; Bias: ``4*NumHiddenUnits × 1``.
+        Everything else: as for :class:`LSTMLayer`.
+
+    Examples:
+        >>> layer = dlf.lstmProjectedLayer(
+        ...     32, 8, 4, InputProjectorInitializer="orthogonal", OutputProjectorInitializer="orthogonal"
+        ... )
+        >>> Y = layer(dlf.dlarray(torch.randn(16, 2, 10), "CBT"))
+        >>> dlf.dims(Y), tuple(Y.shape), tuple(layer.InputProjector.shape), tuple(layer.Bias.shape)
+        ('CBT', (32, 2, 10), (16, 4), (128, 1))
+    """
+
+    default_name = "lstmp"
+    matlab_type = "LSTM Projected"
+
+    InputProjector, OutputProjector = _projectors()
+
+
+class GRUProjectedLayer(_Projected, GRULayer):
+    """GRU with projected weights, MATLAB's ``gruProjectedLayer`` (R2023b).
+
+    The GRU of :class:`GRULayer` (every ``ResetGateMode``) with ``InputWeights @
+    InputProjector.T`` and ``RecurrentWeights @ OutputProjector.T`` as its weights; options as
+    for :class:`LSTMProjectedLayer` with ``3*NumHiddenUnits`` weight rows.
+
+    Examples:
+        >>> Q = torch.linalg.qr(torch.randn(5, 3)).Q  # InputSize 5 × InputProjectorSize 3
+        >>> layer = dlf.gruProjectedLayer(6, 2, 3, InputProjector=Q, OutputProjectorInitializer="glorot")
+        >>> layer.InputSize, tuple(layer(dlf.dlarray(torch.randn(5, 2, 9), "CBT")).shape)
+        (5, (6, 2, 9))
+    """
+
+    default_name = "grup"
+    matlab_type = "GRU Projected"
+
+    InputProjector, OutputProjector = _projectors()
+
+
 lstmLayer = matlab_constructor(LSTMLayer, "lstmLayer")
 bilstmLayer = matlab_constructor(BiLSTMLayer, "bilstmLayer")
 gruLayer = matlab_constructor(GRULayer, "gruLayer")
+lstmProjectedLayer = matlab_constructor(LSTMProjectedLayer, "lstmProjectedLayer")
+gruProjectedLayer = matlab_constructor(GRUProjectedLayer, "gruProjectedLayer")
