@@ -11,7 +11,7 @@ two projector matrices and run the same core on the weights they stand for.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 import numpy as np
 import torch
@@ -38,6 +38,7 @@ from ._properties import (
     INITIALIZER_GROUP,
     STATE_GROUP,
     Factor,
+    FactorValue,
     Learnable,
     Property,
     auto_size_property,
@@ -77,19 +78,34 @@ def _state_value(name: str, value: object) -> Any:
     raise DLFormatError(f"{name} must be a NumHiddenUnits × 1 vector; got {_validate.describe(value)}")
 
 
+GATED = ("InputWeights", "RecurrentWeights", "Bias")  # the learnables whose rows are gate blocks
+
+
+def _gate_factor(layer: RecurrentLayer, name: str, value: Any) -> FactorValue:
+    """A factor of a gated learnable: a scalar, or MATLAB's vector of one value per gate block
+    (LSTM 4, BiLSTM 8: forward gates then backward, GRU 3), which MATLAB's ``LSTMLayer`` and
+    ``BiLSTMLayer`` classes expand to one value per row (``repelem(factor, NumHiddenUnits)``)."""
+    if not isinstance(value, (Sequence, np.ndarray, torch.Tensor)) or isinstance(value, str):
+        return _validate.factor(name, value)
+    array = value.detach().cpu() if isinstance(value, torch.Tensor) else np.asarray(value)
+    items = array.reshape(-1).tolist()
+    if len(items) == 1:
+        return _validate.factor(name, items[0])
+    blocks = layer.gates * layer.directions
+    if len(items) != blocks:
+        raise DLFormatError(
+            f"{name} must be a scalar or a vector of {blocks} values, one per gate block of "
+            f"{type(layer).__name__}; got {_validate.describe(value)}"
+        )
+    return tuple(_validate.factor(f"each value of {name}", item) for item in items)
+
+
 class _GateFactor(Factor):
-    """A learn-rate or L2 factor: MATLAB also takes one value per gate (a vector), which
-    dlformat does not; the error says so rather than reading it as a scalar."""
+    """A learn-rate or L2 factor of a gated learnable: a scalar or one value per gate."""
 
     def __set__(self, layer: Layer, value: Any) -> None:
-        if isinstance(value, (Sequence, np.ndarray, torch.Tensor)) and not isinstance(value, str):
-            if np.size(np.asarray(value)) != 1:
-                raise DLFormatError(
-                    f"{self.name}: per-gate factor vectors are not supported by dlformat; give one scalar "
-                    f"for every gate (got {_validate.describe(value)})"
-                )
-            value = float(np.asarray(value).reshape(()))
-        super().__set__(layer, value)
+        for parameter in self.parameters:
+            layer._factors[parameter][self.kind] = _gate_factor(cast(RecurrentLayer, layer), self.name, value)
 
 
 def _gate_factors(parameters: str, *, l2: float = 1.0) -> tuple[Factor, Factor]:
@@ -174,6 +190,26 @@ class RecurrentLayer(Layer):
             "in": ("in", *ports) if self.HasStateInputs else ("in",),
             "out": ("out", *ports) if self.HasStateOutputs else ("out",),
         }
+
+    def set_factor(self, parameter: str, kind: str, value: object) -> None:
+        if parameter in GATED:
+            self.factors(parameter)[kind] = _gate_factor(self, f"the {kind} of {parameter}", value)
+        else:
+            super().set_factor(parameter, kind, value)
+
+    def factor_scale(self, parameter: str, kind: str, like: torch.Tensor) -> float | torch.Tensor:
+        value = self.factors(parameter)[kind]
+        if not isinstance(value, tuple):
+            return value
+        hidden = int(self.NumHiddenUnits)
+        if like.shape[0] != len(value) * hidden:
+            raise DLFormatError(
+                f"{self._caller()}: a per-gate {kind} of {parameter} needs {len(value)}*NumHiddenUnits rows; "
+                f"{parameter} has {like.shape[0]} (GRU's recurrent-bias mode doubles the bias, and how "
+                "MATLAB spreads a per-gate vector over it could not be sourced)"
+            )
+        rows = torch.tensor(value, dtype=like.dtype, device=like.device).repeat_interleave(hidden)
+        return rows.reshape(-1, *(1,) * (like.ndim - 1))
 
     def _state_size_rule(self, name: str, shape: tuple[int, ...]) -> str | None:
         """State follows the observations: a column for all (``n×1``) or one per observation
@@ -278,7 +314,8 @@ class LSTMLayer(RecurrentLayer):
             ``"narrow-normal"``, ``"ones"``, ``"zeros"`` or a callable.
         InputWeightsLearnRateFactor, RecurrentWeightsLearnRateFactor, BiasLearnRateFactor,
             InputWeightsL2Factor, RecurrentWeightsL2Factor: default 1; BiasL2Factor: default 0.
-            Scalars only (MATLAB's per-gate vectors are refused).
+            Each a scalar, or one value per gate (4 values in the gate order; the solvers and
+            ``trainnet`` scale each gate's rows by its own value).
         HiddenState, CellState: initial state, ``NumHiddenUnits × 1`` (default zeros).
         Name: the layer name.
         device, dtype, generator: torch factory arguments for the learnables.

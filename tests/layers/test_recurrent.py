@@ -252,11 +252,6 @@ def test_in_a_network_after_a_sequence_input_layer():
             lambda: dlf.lstmLayer(2, HasStateInputs="yes"), "HasStateInputs must be true or false", id="flag"
         ),
         pytest.param(
-            lambda: dlf.lstmLayer(2, InputWeightsLearnRateFactor=[1, 2, 1, 1]),
-            "per-gate factor vectors are not supported",
-            id="per-gate-factor",
-        ),
-        pytest.param(
             lambda: dlf.lstmLayer(2, HasStateInputs=True, HiddenState=np.zeros((2, 1))),
             "do not set HiddenState",
             id="state-with-state-inputs",
@@ -278,6 +273,26 @@ def test_in_a_network_after_a_sequence_input_layer():
             "Bias must have shape 12×1",
             id="gru-recurrent-bias-size",
         ),
+        pytest.param(
+            lambda: dlf.lstmLayer(2, InputWeightsLearnRateFactor=[1, 2, 3]),
+            "InputWeightsLearnRateFactor must be a scalar or a vector of 4 values, one per gate block",
+            id="lstm-length",
+        ),
+        pytest.param(
+            lambda: dlf.bilstmLayer(2, BiasLearnRateFactor=[1, 2, 3, 4]),
+            "a vector of 8 values",
+            id="bilstm-length",
+        ),
+        pytest.param(
+            lambda: dlf.gruLayer(2, RecurrentWeightsL2Factor=[1, -2, 3]),
+            "each value of RecurrentWeightsL2Factor must be a finite scalar >= 0; got -2",
+            id="negative",
+        ),
+        pytest.param(
+            lambda: dlf.setLearnRateFactor(dlf.gruLayer(2), "Bias", [1, 2]),
+            "the LearnRateFactor of Bias must be a scalar or a vector of 3 values",
+            id="set-length",
+        ),
     ],
 )
 def test_construction_errors(construct, message):
@@ -296,6 +311,41 @@ def test_call_errors():
 def test_per_gate_l2_factor_scalar_in_a_one_element_list_is_accepted():
     layer = dlf.gruLayer(2, BiasL2Factor=[0.5])
     assert layer.BiasL2Factor == 0.5 and layer.factors("Bias")["L2Factor"] == 0.5
+
+
+@pytest.mark.parametrize(
+    ("construct", "gates"),
+    [
+        pytest.param(dlf.lstmLayer, (1.0, 2.0, 0.0, 0.5), id="lstm"),
+        pytest.param(dlf.bilstmLayer, (1.0, 2.0, 0.0, 0.5, 3.0, 1.0, 1.0, 0.25), id="bilstm"),
+        pytest.param(dlf.gruLayer, (0.5, 1.0, 2.0), id="gru"),
+        pytest.param(
+            lambda n, **kw: dlf.lstmProjectedLayer(n, 2, 2, **PROJECTORS, **kw), (1, 2, 3, 4), id="lstmp"
+        ),
+    ],
+)
+def test_per_gate_factor_vectors_apply_row_by_row(construct, gates):
+    """MATLAB's LSTMLayer/BiLSTMLayer classes expand a per-gate vector to one value per row."""
+    layer = construct(3, InputWeightsLearnRateFactor=list(gates), BiasL2Factor=np.array(gates), InputSize=2)
+    assert layer.InputWeightsLearnRateFactor == gates and dlf.getL2Factor(layer, "Bias") == gates
+    scale = layer.factor_scale("InputWeights", "LearnRateFactor", layer.InputWeights)
+    np.testing.assert_array_equal(scale.numpy(), np.repeat(gates, 3)[:, None])
+    assert scale.dtype == layer.InputWeights.dtype
+    assert layer.factor_scale("RecurrentWeights", "LearnRateFactor", layer.RecurrentWeights) == 1.0
+    dlf.setLearnRateFactor(layer, "RecurrentWeights", torch.tensor(gates))
+    assert layer.RecurrentWeightsLearnRateFactor == gates
+    rebuilt = type(layer).from_config(layer.get_config())
+    assert rebuilt.factors("Bias") == layer.factors("Bias")
+    with pytest.raises(DLFormatError, match="per-gate factor vector, which a torch optimizer group"):
+        dlf.param_groups(layer, lr=0.1)
+
+
+def test_gru_recurrent_bias_mode_refuses_a_per_gate_bias_factor_when_applied():
+    layer = dlf.gruLayer(
+        2, InputSize=3, ResetGateMode="recurrent-bias-after-multiplication", BiasLearnRateFactor=[1, 2, 3]
+    )
+    with pytest.raises(DLFormatError, match="needs 3\\*NumHiddenUnits rows; Bias has 12"):
+        layer.factor_scale("Bias", "LearnRateFactor", layer.Bias)
 
 
 def test_a_network_call_leaves_the_recurrent_state_as_it_was():
