@@ -492,12 +492,26 @@ class _Projected:
 
     def _init_learnables(self: Any, given: dict[str, Any], generator: torch.Generator | None) -> None:
         for projector in ("InputProjector", "OutputProjector"):
-            if given.get(projector) is None and self._properties[f"{projector}Initializer"] is None:
-                raise DLFormatError(
-                    f"{type(self).__name__}: give {projector}Initializer (or {projector}): MATLAB's default "
-                    "for it is not settled from MathWorks' documentation, so dlformat does not guess it"
-                )
+            if given.get(projector) is None:
+                _Projected._projector_initializer(self, projector)
         Layer._init_learnables(self, given, generator)
+
+    def _projector_initializer(self: Any, projector: str) -> str | Callable[..., object]:
+        """The projector's initializer; an error naming it while it is unset (no sourced default)."""
+        initializer: str | Callable[..., object] | None = self._properties[f"{projector}Initializer"]
+        if initializer is None:
+            raise DLFormatError(
+                f"{type(self).__name__}: give {projector}Initializer (or {projector}): MATLAB's default "
+                "for it is not settled from MathWorks' documentation, so dlformat does not guess it"
+            )
+        return initializer
+
+    def _initializer(self: Any, name: str) -> tuple[str | Callable[..., object], int, int]:
+        if name in ("InputProjector", "OutputProjector"):
+            _Projected._projector_initializer(self, name)  # reset_parameters with given projectors
+        # the next class in the layer's MRO (LSTMLayer's unit-forget-gate, or Layer's)
+        result: tuple[str | Callable[..., object], int, int] = super()._initializer(name)  # type: ignore[misc]
+        return result
 
     def _weights(self: Any) -> tuple[torch.Tensor, torch.Tensor]:
         return self.InputWeights @ self.InputProjector.T, self.RecurrentWeights @ self.OutputProjector.T

@@ -428,3 +428,11 @@ def test_projected_input_size_from_a_given_input_projector_and_state_ports():
 def test_projected_construction_errors(construct, message):
     with pytest.raises(DLFormatError, match=message):
         construct()
+
+
+def test_projected_reset_parameters_needs_the_projector_initializers_too():
+    layer = dlf.lstmProjectedLayer(
+        3, 2, 2, InputProjector=torch.randn(4, 2), OutputProjector=torch.randn(3, 2)
+    )
+    with pytest.raises(DLFormatError, match="give InputProjectorInitializer"):
+        layer.reset_parameters()
