@@ -50,7 +50,15 @@ def param_groups(module: nn.Module | Iterable[nn.Module], lr: float, l2: float =
         for parameter_name, parameter in submodule.named_parameters(recurse=False):
             if isinstance(submodule, Layer) and parameter_name in submodule.learnables:
                 factors = submodule.factors(parameter_name)
-                pair = (factors["LearnRateFactor"], factors["L2Factor"])
+                learn_rate, l2_factor = factors["LearnRateFactor"], factors["L2Factor"]
+                if isinstance(learn_rate, tuple) or isinstance(l2_factor, tuple):
+                    raise DLFormatError(
+                        f"param_groups: {parameter_name} of layer {submodule.Name!r} has a per-gate factor "
+                        "vector, which a torch optimizer group (one lr, one weight_decay) cannot hold; train "
+                        "with trainnet or the solver functions (sgdmupdate, adamupdate, rmspropupdate), "
+                        "which apply it row by row"
+                    )
+                pair = (learn_rate, l2_factor)
             else:
                 pair = (1.0, 1.0)
             seen = factors_of.setdefault(id(parameter), pair)
@@ -111,7 +119,7 @@ def _set(function: str, kind: str, args: tuple[Any, ...]) -> nn.Module:
     return module
 
 
-def _get(function: str, kind: str, args: tuple[Any, ...]) -> float:
+def _get(function: str, kind: str, args: tuple[Any, ...]) -> float | tuple[float, ...]:
     layer, parameter = _target(function, args, values=0)
     return layer.factors(parameter)[kind]
 
@@ -130,11 +138,12 @@ def setL2Factor(*args: Any) -> nn.Module:
     return _set("setL2Factor", "L2Factor", args)
 
 
-def getLearnRateFactor(*args: Any) -> float:
-    """MATLAB's ``getLearnRateFactor(layer, "Weights")`` or ``(net, layerName, "Weights")``."""
+def getLearnRateFactor(*args: Any) -> float | tuple[float, ...]:
+    """MATLAB's ``getLearnRateFactor(layer, "Weights")`` or ``(net, layerName, "Weights")``: a
+    float, or a recurrent layer's per-gate vector as a tuple."""
     return _get("getLearnRateFactor", "LearnRateFactor", args)
 
 
-def getL2Factor(*args: Any) -> float:
+def getL2Factor(*args: Any) -> float | tuple[float, ...]:
     """MATLAB's ``getL2Factor``; arguments as :func:`getLearnRateFactor`."""
     return _get("getL2Factor", "L2Factor", args)

@@ -26,7 +26,7 @@ PUBLIC = {
     "wordEmbeddingLayer",
     # the recurrent layers (issue 14)
     "LSTMLayer", "lstmLayer", "BiLSTMLayer", "bilstmLayer", "GRULayer", "gruLayer", "Indexing1DLayer",
-    "indexing1dLayer",
+    "indexing1dLayer", "LSTMProjectedLayer", "lstmProjectedLayer", "GRUProjectedLayer", "gruProjectedLayer",
     # stepping legacy recurrent networks and variable-length sequences (issue 14)
     "classifyAndUpdateState", "minibatchpredict", "SequenceFoldingLayer", "sequenceFoldingLayer",
     "SequenceUnfoldingLayer", "sequenceUnfoldingLayer",

@@ -81,7 +81,18 @@ from .output import (
 from .patch_embedding import PatchEmbeddingLayer, patchEmbeddingLayer
 from .pooling import *  # noqa: F403  # the pooling layers (pooling.__all__)
 from .position_embedding import PositionEmbeddingLayer, positionEmbeddingLayer
-from .recurrent import BiLSTMLayer, GRULayer, LSTMLayer, bilstmLayer, gruLayer, lstmLayer
+from .recurrent import (
+    BiLSTMLayer,
+    GRULayer,
+    GRUProjectedLayer,
+    LSTMLayer,
+    LSTMProjectedLayer,
+    bilstmLayer,
+    gruLayer,
+    gruProjectedLayer,
+    lstmLayer,
+    lstmProjectedLayer,
+)
 from .resize import Resize2DLayer, Resize3DLayer, resize2dLayer, resize3dLayer
 from .rotary import RotaryEmbedding
 from .sequence_folding import (
@@ -113,12 +124,14 @@ __all__ = [
     "FunctionLayer",
     "GELULayer",
     "GRULayer",
+    "GRUProjectedLayer",
     "GroupNormalizationLayer",
     "Image3DInputLayer",
     "ImageInputLayer",
     "Indexing1DLayer",
     "InstanceNormalizationLayer",
     "LSTMLayer",
+    "LSTMProjectedLayer",
     "Layer",
     "LayerNormalizationLayer",
     "LeakyReLULayer",
@@ -164,6 +177,7 @@ __all__ = [
     "geluLayer",
     "groupNormalizationLayer",
     "gruLayer",
+    "gruProjectedLayer",
     "image3dInputLayer",
     "imageInputLayer",
     "indexing1dLayer",
@@ -171,6 +185,7 @@ __all__ = [
     "layerNormalizationLayer",
     "leakyReluLayer",
     "lstmLayer",
+    "lstmProjectedLayer",
     "multiplicationLayer",
     "patchEmbeddingLayer",
     "pixelClassificationLayer",

@@ -39,6 +39,7 @@ from ._properties import (
     REQUIRED,
     STATE_GROUP,
     Factor,
+    FactorValue,
     Learnable,
     Named,
     Property,
@@ -206,7 +207,7 @@ class Layer(nn.Module, metaclass=_LayerType):
         values = dict(bound.arguments)
         super().__init__()
         self._properties: dict[str, Any] = {}
-        self._factors: dict[str, dict[str, float]] = {}
+        self._factors: dict[str, dict[str, FactorValue]] = {}
         self._learnable_names: list[str] = []
         self._state_names: list[str] = []
         self._initial_state: dict[str, torch.Tensor] = {}  # what resetState puts back
@@ -308,7 +309,7 @@ class Layer(nn.Module, metaclass=_LayerType):
         and ``setLearnRateFactor`` see it.
         """
         self._check_new_name(name)
-        factors = {
+        factors: dict[str, FactorValue] = {
             "LearnRateFactor": _validate.factor("LearnRateFactor", LearnRateFactor),
             "L2Factor": _validate.factor("L2Factor", L2Factor),
         }
@@ -597,8 +598,9 @@ class Layer(nn.Module, metaclass=_LayerType):
     def _property_names(self) -> list[str]:
         return [*self._declared, *self._learnable_names, *self._state_names]
 
-    def factors(self, parameter: str) -> dict[str, float]:
-        """The learn-rate and L2 factors of a learnable parameter, by MATLAB name."""
+    def factors(self, parameter: str) -> dict[str, FactorValue]:
+        """The learn-rate and L2 factors of a learnable parameter, by MATLAB name: each a float, or
+        a tuple of one float per gate where a recurrent layer was given a per-gate vector."""
         if parameter not in self._factors:
             known = ", ".join(self._learnable_names) or "none"
             raise DLFormatError(
@@ -609,6 +611,15 @@ class Layer(nn.Module, metaclass=_LayerType):
 
     def set_factor(self, parameter: str, kind: str, value: object) -> None:
         self.factors(parameter)[kind] = _validate.factor(f"the {kind} of {parameter}", value)
+
+    def factor_scale(self, parameter: str, kind: str, like: torch.Tensor) -> float | torch.Tensor:
+        """The factor as an update applies it to ``parameter``, whose value is ``like``: a scalar,
+        or where a layer takes one factor per block of rows (the recurrent layers' per-gate
+        vectors) a ``rows × 1`` tensor of ``like``'s dtype and device, one value per row."""
+        value = self.factors(parameter)[kind]
+        if isinstance(value, tuple):  # only layers that override this method store vectors
+            raise DLFormatError(f"{self._caller()} has a vector {kind} for {parameter}; it cannot apply one")
+        return value
 
     def _caller(self) -> str:
         """How error messages name this layer: its class, and its Name when it has one."""

@@ -38,6 +38,8 @@ __all__ = [
 ]
 
 FACTOR_KINDS = ("LearnRateFactor", "L2Factor")
+# a factor's value: a scalar, or one per gate where a recurrent layer takes a vector
+FactorValue = float | tuple[float, ...]
 LEARNABLE_GROUP = "Learnable Parameters"
 STATE_GROUP = "State Parameters"
 FACTOR_GROUP = "Learning Rate and Regularization"

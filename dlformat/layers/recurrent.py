@@ -1,15 +1,17 @@
-"""MATLAB's recurrent layers: ``lstmLayer``, ``bilstmLayer`` and ``gruLayer``.
+"""MATLAB's recurrent layers: ``lstmLayer``, ``bilstmLayer``, ``gruLayer`` and their projected
+forms ``lstmProjectedLayer`` and ``gruProjectedLayer``.
 
-One base, :class:`RecurrentLayer`, declares what the three share (sizes, output mode, state
+One base, :class:`RecurrentLayer`, declares what they share (sizes, output mode, state
 ports, activations, the three learnables with their initializers and factors, the state);
 each layer adds its gate count, directions and the call into the functional core
-(:func:`dlformat.functional.lstm`, :func:`dlformat.functional.gru`).
+(:func:`dlformat.functional.lstm`, :func:`dlformat.functional.gru`). The projected layers add
+two projector matrices and run the same core on the weights they stand for.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 import numpy as np
 import torch
@@ -29,19 +31,34 @@ from ..functional._recurrent import (
     run_gru,
     run_lstm,
 )
+from . import _initializers
 from ._base import Layer, matlab_constructor
 from ._initializers import RECURRENT_NAMES
 from ._properties import (
+    INITIALIZER_GROUP,
     STATE_GROUP,
     Factor,
+    FactorValue,
     Learnable,
     Property,
     auto_size_property,
     choice_property,
+    factor_properties,
     initializer_property,
 )
 
-__all__ = ["BiLSTMLayer", "GRULayer", "LSTMLayer", "bilstmLayer", "gruLayer", "lstmLayer"]
+__all__ = [
+    "BiLSTMLayer",
+    "GRULayer",
+    "GRUProjectedLayer",
+    "LSTMLayer",
+    "LSTMProjectedLayer",
+    "bilstmLayer",
+    "gruLayer",
+    "gruProjectedLayer",
+    "lstmLayer",
+    "lstmProjectedLayer",
+]
 
 OUTPUT_MODES = ("sequence", "last")
 LSTM_BIAS_INITIALIZERS = ("unit-forget-gate", "narrow-normal", "ones", "zeros")
@@ -61,19 +78,34 @@ def _state_value(name: str, value: object) -> Any:
     raise DLFormatError(f"{name} must be a NumHiddenUnits × 1 vector; got {_validate.describe(value)}")
 
 
+GATED = ("InputWeights", "RecurrentWeights", "Bias")  # the learnables whose rows are gate blocks
+
+
+def _gate_factor(layer: RecurrentLayer, name: str, value: Any) -> FactorValue:
+    """A factor of a gated learnable: a scalar, or MATLAB's vector of one value per gate block
+    (LSTM 4, BiLSTM 8: forward gates then backward, GRU 3), which MATLAB's ``LSTMLayer`` and
+    ``BiLSTMLayer`` classes expand to one value per row (``repelem(factor, NumHiddenUnits)``)."""
+    if not isinstance(value, (Sequence, np.ndarray, torch.Tensor)) or isinstance(value, str):
+        return _validate.factor(name, value)
+    array = value.detach().cpu() if isinstance(value, torch.Tensor) else np.asarray(value)
+    items = array.reshape(-1).tolist()
+    if len(items) == 1:
+        return _validate.factor(name, items[0])
+    blocks = layer.gates * layer.directions
+    if len(items) != blocks:
+        raise DLFormatError(
+            f"{name} must be a scalar or a vector of {blocks} values, one per gate block of "
+            f"{type(layer).__name__}; got {_validate.describe(value)}"
+        )
+    return tuple(_validate.factor(f"each value of {name}", item) for item in items)
+
+
 class _GateFactor(Factor):
-    """A learn-rate or L2 factor: MATLAB also takes one value per gate (a vector), which
-    dlformat does not; the error says so rather than reading it as a scalar."""
+    """A learn-rate or L2 factor of a gated learnable: a scalar or one value per gate."""
 
     def __set__(self, layer: Layer, value: Any) -> None:
-        if isinstance(value, (Sequence, np.ndarray, torch.Tensor)) and not isinstance(value, str):
-            if np.size(np.asarray(value)) != 1:
-                raise DLFormatError(
-                    f"{self.name}: per-gate factor vectors are not supported by dlformat; give one scalar "
-                    f"for every gate (got {_validate.describe(value)})"
-                )
-            value = float(np.asarray(value).reshape(()))
-        super().__set__(layer, value)
+        for parameter in self.parameters:
+            layer._factors[parameter][self.kind] = _gate_factor(cast(RecurrentLayer, layer), self.name, value)
 
 
 def _gate_factors(parameters: str, *, l2: float = 1.0) -> tuple[Factor, Factor]:
@@ -99,7 +131,7 @@ class RecurrentLayer(Layer):
     state_names: ClassVar[tuple[str, ...]] = ("HiddenState",)
     state_updates_persist: ClassVar[bool] = False
     lazy_size = "InputSize"
-    lazy_size_from = ("InputWeights", 1)
+    lazy_size_from: ClassVar[tuple[str, int] | None] = ("InputWeights", 1)
     lazy_meaning = "features (S and C flattened)"
 
     NumHiddenUnits = Property(
@@ -159,6 +191,26 @@ class RecurrentLayer(Layer):
             "out": ("out", *ports) if self.HasStateOutputs else ("out",),
         }
 
+    def set_factor(self, parameter: str, kind: str, value: object) -> None:
+        if parameter in GATED:
+            self.factors(parameter)[kind] = _gate_factor(self, f"the {kind} of {parameter}", value)
+        else:
+            super().set_factor(parameter, kind, value)
+
+    def factor_scale(self, parameter: str, kind: str, like: torch.Tensor) -> float | torch.Tensor:
+        value = self.factors(parameter)[kind]
+        if not isinstance(value, tuple):
+            return value
+        hidden = int(self.NumHiddenUnits)
+        if like.shape[0] != len(value) * hidden:
+            raise DLFormatError(
+                f"{self._caller()}: a per-gate {kind} of {parameter} needs {len(value)}*NumHiddenUnits rows; "
+                f"{parameter} has {like.shape[0]} (GRU's recurrent-bias mode doubles the bias, and how "
+                "MATLAB spreads a per-gate vector over it could not be sourced)"
+            )
+        rows = torch.tensor(value, dtype=like.dtype, device=like.device).repeat_interleave(hidden)
+        return rows.reshape(-1, *(1,) * (like.ndim - 1))
+
     def _state_size_rule(self, name: str, shape: tuple[int, ...]) -> str | None:
         """State follows the observations: a column for all (``n×1``) or one per observation
         (``n×N``, what a call assigns and ``[Y, state] = predict(net, X)`` returns)."""
@@ -213,13 +265,16 @@ class RecurrentLayer(Layer):
             return Y
         return (Y, *(DLArray._wrap(value, "CB") for value in final))
 
+    def _weights(self) -> tuple[torch.Tensor, torch.Tensor]:
+        """The input and recurrent weights the operation runs on."""
+        return self.InputWeights, self.RecurrentWeights
+
     def _run(self, X: DLArray, states: tuple[Any, ...], labels: tuple[str, ...]) -> tuple[Any, ...]:
         inputs = RecurrentInputs(
             self._caller(),
             X,
             tuple(zip(labels, states, strict=True)),
-            self.InputWeights,
-            self.RecurrentWeights,
+            *self._weights(),
             self.Bias,
             self.StateActivationFunction,
             self.GateActivationFunction,
@@ -259,7 +314,8 @@ class LSTMLayer(RecurrentLayer):
             ``"narrow-normal"``, ``"ones"``, ``"zeros"`` or a callable.
         InputWeightsLearnRateFactor, RecurrentWeightsLearnRateFactor, BiasLearnRateFactor,
             InputWeightsL2Factor, RecurrentWeightsL2Factor: default 1; BiasL2Factor: default 0.
-            Scalars only (MATLAB's per-gate vectors are refused).
+            Each a scalar, or one value per gate (4 values in the gate order; the solvers and
+            ``trainnet`` scale each gate's rows by its own value).
         HiddenState, CellState: initial state, ``NumHiddenUnits × 1`` (default zeros).
         Name: the layer name.
         device, dtype, generator: torch factory arguments for the learnables.
@@ -373,6 +429,152 @@ class GRULayer(RecurrentLayer):
         return {"reset_gate_mode": self.ResetGateMode}
 
 
+def _projector_initializer(name: str, value: object) -> str | Callable[..., object] | None:
+    # None: not given; MathWorks' pages as stored here do not show the default (see _Projected)
+    return None if value is None else _initializers.check(name, value, names=RECURRENT_NAMES)
+
+
+def _projectors() -> tuple[Learnable, Learnable]:
+    """The ``InputProjector`` and ``OutputProjector`` learnables (declared in each projected class:
+    a learnable's declaration must not stay on a shared base, where it would shadow the value)."""
+    return (
+        Learnable(initializer="InputProjectorInitializer"),
+        Learnable(initializer="OutputProjectorInitializer"),
+    )
+
+
+class _Projected:
+    """What ``lstmProjectedLayer`` and ``gruProjectedLayer`` add to their recurrent layer.
+
+    MATLAB stores each weight matrix ``W`` as ``W' = W Q`` with a projector ``Q`` and applies
+    ``W' Qᵀ``: ``InputWeights`` (``gates*NumHiddenUnits × InputProjectorSize``) times
+    ``InputProjectorᵀ`` (``InputProjector`` is ``InputSize × InputProjectorSize``) stands for
+    the input weights, ``RecurrentWeights`` (``gates*NumHiddenUnits × OutputProjectorSize``)
+    times ``OutputProjectorᵀ`` (``OutputProjector`` is ``NumHiddenUnits ×
+    OutputProjectorSize``) for the recurrent ones; the state and the output keep
+    ``NumHiddenUnits`` channels. MathWorks' TensorFlow exporter exports these layers as the
+    plain layer with exactly those two products, and so does this: the operation runs on
+    torch's fused kernels with the two products formed per call (gradients reach every factor).
+    torch's ``proj_size`` is not this layer: it outputs the projected state.
+
+    The projectors' initializer defaults are not settled from MathWorks' pages as stored here,
+    so a layer needs ``InputProjectorInitializer``/``OutputProjectorInitializer`` (or the
+    ``InputProjector``/``OutputProjector`` values) given; without them construction fails,
+    naming the property.
+    """
+
+    lazy_size_from: ClassVar[tuple[str, int] | None] = ("InputProjector", 0)
+
+    OutputProjectorSize = Property(
+        _validate.positive_integer, positional=True, read_only=True, doc="Columns of OutputProjector."
+    )
+    InputProjectorSize = Property(
+        _validate.positive_integer, positional=True, read_only=True, doc="Columns of InputProjector."
+    )
+    InputProjectorInitializer = Property(
+        _projector_initializer, default=None, group=INITIALIZER_GROUP, doc="Required: see the class."
+    )
+    OutputProjectorInitializer = Property(
+        _projector_initializer, default=None, group=INITIALIZER_GROUP, doc="Required: see the class."
+    )
+    InputProjectorLearnRateFactor, InputProjectorL2Factor = factor_properties("InputProjector")
+    OutputProjectorLearnRateFactor, OutputProjectorL2Factor = factor_properties("OutputProjector")
+
+    def _learnable_shape(self: Any, name: str) -> tuple[int, ...]:
+        rows = self._rows()
+        shapes = {
+            "InputWeights": lambda: (rows, self.InputProjectorSize),
+            "RecurrentWeights": lambda: (rows, self.OutputProjectorSize),
+            "InputProjector": lambda: (self._fixed_size(name), self.InputProjectorSize),
+            "OutputProjector": lambda: (self.NumHiddenUnits, self.OutputProjectorSize),
+        }
+        return shapes[name]() if name in shapes else RecurrentLayer._learnable_shape(self, name)
+
+    def _init_learnables(self: Any, given: dict[str, Any], generator: torch.Generator | None) -> None:
+        for projector in ("InputProjector", "OutputProjector"):
+            if given.get(projector) is None:
+                _Projected._projector_initializer(self, projector)
+        Layer._init_learnables(self, given, generator)
+
+    def _projector_initializer(self: Any, projector: str) -> str | Callable[..., object]:
+        """The projector's initializer; an error naming it while it is unset (no sourced default)."""
+        initializer: str | Callable[..., object] | None = self._properties[f"{projector}Initializer"]
+        if initializer is None:
+            raise DLFormatError(
+                f"{type(self).__name__}: give {projector}Initializer (or {projector}): MATLAB's default "
+                "for it is not settled from MathWorks' documentation, so dlformat does not guess it"
+            )
+        return initializer
+
+    def _initializer(self: Any, name: str) -> tuple[str | Callable[..., object], int, int]:
+        if name in ("InputProjector", "OutputProjector"):
+            _Projected._projector_initializer(self, name)  # reset_parameters with given projectors
+        # the next class in the layer's MRO (LSTMLayer's unit-forget-gate, or Layer's)
+        result: tuple[str | Callable[..., object], int, int] = super()._initializer(name)  # type: ignore[misc]
+        return result
+
+    def _weights(self: Any) -> tuple[torch.Tensor, torch.Tensor]:
+        return self.InputWeights @ self.InputProjector.T, self.RecurrentWeights @ self.OutputProjector.T
+
+
+class LSTMProjectedLayer(_Projected, LSTMLayer):
+    """LSTM with projected weights, MATLAB's ``lstmProjectedLayer`` (R2022b).
+
+    The LSTM of :class:`LSTMLayer` with ``InputWeights @ InputProjector.T`` as its input weights
+    and ``RecurrentWeights @ OutputProjector.T`` as its recurrent weights (see
+    :class:`dlformat.layers.recurrent._Projected`): fewer stored values, the same output size
+    (``NumHiddenUnits`` channels).
+
+    Args:
+        NumHiddenUnits, OutputProjectorSize, InputProjectorSize: the sizes (positional, in
+            MATLAB's order).
+        InputProjectorInitializer, OutputProjectorInitializer: required (no sourced default):
+            ``"orthogonal"``, ``"glorot"``, ``"he"``, ``"narrow-normal"``, ``"zeros"``,
+            ``"ones"`` or a callable ``f(sz)``; or give ``InputProjector`` (``InputSize ×
+            InputProjectorSize``) and ``OutputProjector`` (``NumHiddenUnits × OutputProjectorSize``).
+        InputProjectorLearnRateFactor, InputProjectorL2Factor, OutputProjectorLearnRateFactor,
+            OutputProjectorL2Factor: default 1.
+        InputWeights: ``4*NumHiddenUnits × InputProjectorSize``; RecurrentWeights:
+            ``4*NumHiddenUnits × OutputProjectorSize``; Bias: ``4*NumHiddenUnits × 1``.
+        Everything else: as for :class:`LSTMLayer`.
+
+    Examples:
+        >>> layer = dlf.lstmProjectedLayer(
+        ...     32, 8, 4, InputProjectorInitializer="orthogonal", OutputProjectorInitializer="orthogonal"
+        ... )
+        >>> Y = layer(dlf.dlarray(torch.randn(16, 2, 10), "CBT"))
+        >>> dlf.dims(Y), tuple(Y.shape), tuple(layer.InputProjector.shape), tuple(layer.Bias.shape)
+        ('CBT', (32, 2, 10), (16, 4), (128, 1))
+    """
+
+    default_name = "lstmp"
+    matlab_type = "LSTM Projected"
+
+    InputProjector, OutputProjector = _projectors()
+
+
+class GRUProjectedLayer(_Projected, GRULayer):
+    """GRU with projected weights, MATLAB's ``gruProjectedLayer`` (R2023b).
+
+    The GRU of :class:`GRULayer` (every ``ResetGateMode``) with ``InputWeights @
+    InputProjector.T`` and ``RecurrentWeights @ OutputProjector.T`` as its weights; options as
+    for :class:`LSTMProjectedLayer` with ``3*NumHiddenUnits`` weight rows.
+
+    Examples:
+        >>> Q = torch.linalg.qr(torch.randn(5, 3)).Q  # InputSize 5 × InputProjectorSize 3
+        >>> layer = dlf.gruProjectedLayer(6, 2, 3, InputProjector=Q, OutputProjectorInitializer="glorot")
+        >>> layer.InputSize, tuple(layer(dlf.dlarray(torch.randn(5, 2, 9), "CBT")).shape)
+        (5, (6, 2, 9))
+    """
+
+    default_name = "grup"
+    matlab_type = "GRU Projected"
+
+    InputProjector, OutputProjector = _projectors()
+
+
 lstmLayer = matlab_constructor(LSTMLayer, "lstmLayer")
 bilstmLayer = matlab_constructor(BiLSTMLayer, "bilstmLayer")
 gruLayer = matlab_constructor(GRULayer, "gruLayer")
+lstmProjectedLayer = matlab_constructor(LSTMProjectedLayer, "lstmProjectedLayer")
+gruProjectedLayer = matlab_constructor(GRUProjectedLayer, "gruProjectedLayer")

@@ -144,14 +144,17 @@ def rebuild(structure: Structure, leaves: list[Any]) -> Any:
     return build(structure)
 
 
-def network_rows(net: DLNetwork) -> tuple[list[tuple[str, str]], list[torch.nn.Parameter], list[float]]:
+def network_rows(
+    net: DLNetwork, kind: str = "LearnRateFactor"
+) -> tuple[list[tuple[str, str]], list[torch.nn.Parameter], list[float | torch.Tensor]]:
     """The network's learnables: their (layer, parameter) keys, the parameters, and each
-    parameter's learn-rate factor (MATLAB's ``getLearnRateFactor``)."""
+    parameter's ``kind`` factor (MATLAB's ``getLearnRateFactor``) as an update applies it: a
+    scalar, or one value per row for a recurrent layer's per-gate vector."""
     keys, parameters, factors = [], [], []
     for layer, parameter, value in net.Learnables:
         keys.append((layer, parameter))
         parameters.append(value)
-        factors.append(net._by_name[layer].factors(parameter)["LearnRateFactor"])
+        factors.append(net._by_name[layer].factor_scale(parameter, kind, value))
     return keys, parameters, factors
 
 

@@ -26,9 +26,12 @@ from . import _parameters
 
 __all__ = ["adamupdate", "rmspropupdate", "sgdmupdate"]
 
-# one step for one parameter: (parameter, gradient, states, learning rate) -> (parameter, states)
+# a learn-rate factor as applied: a scalar, or one value per row (a recurrent layer's per-gate vector)
+Scale = float | torch.Tensor
+# one step for one parameter: (parameter, gradient, states, learn-rate factor) -> (parameter, states)
 Step = Callable[
-    [torch.Tensor, torch.Tensor, list[torch.Tensor], float], tuple[torch.Tensor, list[torch.Tensor]]
+    [torch.Tensor, torch.Tensor, list[torch.Tensor], Scale],
+    tuple[torch.Tensor, list[torch.Tensor]],
 ]
 
 
@@ -57,6 +60,7 @@ def _update(
     caller: str, params: Any, grad: Any, states: Sequence[Any], names: Sequence[str], step: Step
 ) -> tuple[Any, ...]:
     """Run ``step`` over every parameter; returns (params, *states) in the callers' containers."""
+    factors: list[Scale]
     if isinstance(params, DLNetwork):
         keys, leaves, factors = _parameters.network_rows(params)
         gradients = _parameters.matched(caller, "grad", grad, keys)
@@ -172,7 +176,9 @@ def adamupdate(
     eps = _number("adamupdate", "epsilon", epsilon, 1e-8, _validate.positive)
     correction = math.sqrt(1 - beta2**step_number) / (1 - beta1**step_number)
 
-    def step(w: torch.Tensor, g: torch.Tensor, states: list[torch.Tensor], factor: float) -> Any:
+    def step(
+        w: torch.Tensor, g: torch.Tensor, states: list[torch.Tensor], factor: float | torch.Tensor
+    ) -> Any:
         m, v = states
         m = beta1 * m + (1 - beta1) * g
         v = beta2 * v + (1 - beta2) * g * g
@@ -210,7 +216,9 @@ def sgdmupdate(
     alpha = _number("sgdmupdate", "learnRate", learnRate, 0.01, _validate.positive)
     gamma = _number("sgdmupdate", "momentum", momentum, 0.9, _momentum)
 
-    def step(w: torch.Tensor, g: torch.Tensor, states: list[torch.Tensor], factor: float) -> Any:
+    def step(
+        w: torch.Tensor, g: torch.Tensor, states: list[torch.Tensor], factor: float | torch.Tensor
+    ) -> Any:
         (v,) = states
         v = gamma * v - (alpha * factor) * g
         return w + v, [v]
@@ -243,7 +251,9 @@ def rmspropupdate(
     beta2 = _number("rmspropupdate", "sqGradDecay", sqGradDecay, 0.9, _decay)
     eps = _number("rmspropupdate", "epsilon", epsilon, 1e-8, _validate.positive)
 
-    def step(w: torch.Tensor, g: torch.Tensor, states: list[torch.Tensor], factor: float) -> Any:
+    def step(
+        w: torch.Tensor, g: torch.Tensor, states: list[torch.Tensor], factor: float | torch.Tensor
+    ) -> Any:
         (v,) = states
         v = beta2 * v + (1 - beta2) * g * g
         return w - (alpha * factor) * g / (v.sqrt() + eps), [v]

@@ -287,8 +287,7 @@ def _train(
         options.LearnRateDropFactor,
         options.LearnRateDropPeriod,
     )
-    keys, parameters, _ = _parameters.network_rows(net)
-    l2_factors = [net._by_name[layer].factors(name)["L2Factor"] for layer, name in keys]
+    keys, parameters, l2_factors = _parameters.network_rows(net, "L2Factor")
     solver = _Solver(options)
     outcome = _Outcome()
     output = options.OutputNetwork

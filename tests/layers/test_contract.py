@@ -20,6 +20,7 @@ from dlformat.layers.output import OutputLayer
 from ..conftest import DEVICES, FLOAT_DTYPES
 from .test_custom import ChannelPReLU, OffsetLayer
 
+PROJECTORS = {"InputProjectorInitializer": "orthogonal", "OutputProjectorInitializer": "glorot"}
 LAYERS = [
     pytest.param(
         lambda **kw: dlf.PositionEmbeddingLayer(6, 10, Name="posemb", **kw),
@@ -150,6 +151,20 @@ LAYERS = [
         "CT",
         (3, 7),
         id="gru-recurrent-bias",
+    ),
+    pytest.param(
+        lambda **kw: dlf.lstmProjectedLayer(5, 2, 2, InputSize=3, **PROJECTORS, **kw),
+        "CBT",
+        (3, 2, 7),
+        id="lstmProjected",
+    ),
+    pytest.param(
+        lambda **kw: dlf.gruProjectedLayer(
+            4, 3, 2, InputSize=3, ResetGateMode="before-multiplication", **PROJECTORS, **kw
+        ),
+        "CBT",
+        (3, 2, 7),
+        id="gruProjected",
     ),
     pytest.param(lambda **kw: dlf.indexing1dLayer("last"), "CBT", (3, 2, 7), id="indexing1d"),
     pytest.param(lambda **kw: dlf.sequenceFoldingLayer(), "SSCBT", (4, 5, 3, 2, 3), id="sequenceFolding"),

@@ -85,21 +85,45 @@ def test_initializer_names_per_property():
         dlf.fullyConnectedLayer(2, WeightsInitializer="orthogonal")  # only the recurrent layers take it
 
 
+# lstmProjectedLayer / gruProjectedLayer: MATLAB stores W' = W Q and applies W' Qᵀ (the pages'
+# description; MathWorks' TensorFlow exporter exports the layer as the plain one with
+# InputWeights * InputProjector' and RecurrentWeights * OutputProjector'). The references form
+# those products in NumPy and run the plain layer's equations.
+PROJECTORS = {"InputProjectorInitializer": "orthogonal", "OutputProjectorInitializer": "narrow-normal"}
+P_OUT, P_IN = 3, 2
+
+
+def weights(layer):
+    """The input and recurrent weights (of a projected layer: the products they stand for) and the
+    bias, in NumPy."""
+    W, R = numpy(layer.InputWeights), numpy(layer.RecurrentWeights)
+    if "InputProjector" in layer.learnables:
+        W, R = W @ numpy(layer.InputProjector).T, R @ numpy(layer.OutputProjector).T
+    return W, R, numpy(layer.Bias)
+
+
+PLAIN_AND_PROJECTED = [
+    pytest.param(lambda plain, **kw: plain(H, InputSize=D, **kw), id="plain"),
+    pytest.param(lambda plain, **kw: PROJECTED[plain](H, P_OUT, P_IN, **PROJECTORS, **kw), id="projected"),
+]
+PROJECTED = {dlf.lstmLayer: dlf.lstmProjectedLayer, dlf.gruLayer: dlf.gruProjectedLayer}
+
+
+@pytest.mark.parametrize("construct", PLAIN_AND_PROJECTED)
 @pytest.mark.parametrize(
     ("state", "gate"),
     [("tanh", "sigmoid"), ("softsign", "hard-sigmoid")],
 )
 @pytest.mark.parametrize("mode", ["sequence", "last"])
-def test_lstm_layer_values(state, gate, mode):
+def test_lstm_layer_values(construct, state, gate, mode):
     x, X = sequence(1)
-    layer = dlf.lstmLayer(
-        H, OutputMode=mode, StateActivationFunction=state, GateActivationFunction=gate,
-        InputSize=D, BiasInitializer="narrow-normal", dtype=torch.float64,
+    layer = construct(
+        dlf.lstmLayer, OutputMode=mode, StateActivationFunction=state, GateActivationFunction=gate,
+        BiasInitializer="narrow-normal", dtype=torch.float64,
     )  # fmt: skip
     Y = layer(X)
     zeros = np.zeros((H, B))
-    W, R, b = numpy(layer.InputWeights), numpy(layer.RecurrentWeights), numpy(layer.Bias)
-    expected, h, c = lstm_reference(x, zeros, zeros, W, R, b, state, gate)
+    expected, h, c = lstm_reference(x, zeros, zeros, *weights(layer), state, gate)
     if mode == "last":
         expected = expected[:, :, -1]
     assert dlf.dims(Y) == ("CBT" if mode == "sequence" else "CB")
@@ -108,15 +132,15 @@ def test_lstm_layer_values(state, gate, mode):
     np.testing.assert_allclose(numpy(layer.CellState), c, rtol=1e-12, atol=1e-12)
 
 
+@pytest.mark.parametrize("construct", PLAIN_AND_PROJECTED)
 @pytest.mark.parametrize(
     "mode", ["after-multiplication", "before-multiplication", "recurrent-bias-after-multiplication"]
 )
-def test_gru_layer_values(mode):
+def test_gru_layer_values(construct, mode):
     x, X = sequence(2)
-    layer = dlf.gruLayer(H, ResetGateMode=mode, BiasInitializer="narrow-normal", dtype=torch.float64)
+    layer = construct(dlf.gruLayer, ResetGateMode=mode, BiasInitializer="narrow-normal", dtype=torch.float64)
     Y = layer(X)
-    W, R, b = numpy(layer.InputWeights), numpy(layer.RecurrentWeights), numpy(layer.Bias)
-    expected, h = gru_reference(x, np.zeros((H, B)), W, R, b, mode)
+    expected, h = gru_reference(x, np.zeros((H, B)), *weights(layer), mode)
     np.testing.assert_allclose(numpy(Y), expected, rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(numpy(layer.HiddenState), h, rtol=1e-12, atol=1e-12)
 
@@ -228,11 +252,6 @@ def test_in_a_network_after_a_sequence_input_layer():
             lambda: dlf.lstmLayer(2, HasStateInputs="yes"), "HasStateInputs must be true or false", id="flag"
         ),
         pytest.param(
-            lambda: dlf.lstmLayer(2, InputWeightsLearnRateFactor=[1, 2, 1, 1]),
-            "per-gate factor vectors are not supported",
-            id="per-gate-factor",
-        ),
-        pytest.param(
             lambda: dlf.lstmLayer(2, HasStateInputs=True, HiddenState=np.zeros((2, 1))),
             "do not set HiddenState",
             id="state-with-state-inputs",
@@ -254,6 +273,26 @@ def test_in_a_network_after_a_sequence_input_layer():
             "Bias must have shape 12×1",
             id="gru-recurrent-bias-size",
         ),
+        pytest.param(
+            lambda: dlf.lstmLayer(2, InputWeightsLearnRateFactor=[1, 2, 3]),
+            "InputWeightsLearnRateFactor must be a scalar or a vector of 4 values, one per gate block",
+            id="lstm-length",
+        ),
+        pytest.param(
+            lambda: dlf.bilstmLayer(2, BiasLearnRateFactor=[1, 2, 3, 4]),
+            "a vector of 8 values",
+            id="bilstm-length",
+        ),
+        pytest.param(
+            lambda: dlf.gruLayer(2, RecurrentWeightsL2Factor=[1, -2, 3]),
+            "each value of RecurrentWeightsL2Factor must be a finite scalar >= 0; got -2",
+            id="negative",
+        ),
+        pytest.param(
+            lambda: dlf.setLearnRateFactor(dlf.gruLayer(2), "Bias", [1, 2]),
+            "the LearnRateFactor of Bias must be a scalar or a vector of 3 values",
+            id="set-length",
+        ),
     ],
 )
 def test_construction_errors(construct, message):
@@ -274,6 +313,41 @@ def test_per_gate_l2_factor_scalar_in_a_one_element_list_is_accepted():
     assert layer.BiasL2Factor == 0.5 and layer.factors("Bias")["L2Factor"] == 0.5
 
 
+@pytest.mark.parametrize(
+    ("construct", "gates"),
+    [
+        pytest.param(dlf.lstmLayer, (1.0, 2.0, 0.0, 0.5), id="lstm"),
+        pytest.param(dlf.bilstmLayer, (1.0, 2.0, 0.0, 0.5, 3.0, 1.0, 1.0, 0.25), id="bilstm"),
+        pytest.param(dlf.gruLayer, (0.5, 1.0, 2.0), id="gru"),
+        pytest.param(
+            lambda n, **kw: dlf.lstmProjectedLayer(n, 2, 2, **PROJECTORS, **kw), (1, 2, 3, 4), id="lstmp"
+        ),
+    ],
+)
+def test_per_gate_factor_vectors_apply_row_by_row(construct, gates):
+    """MATLAB's LSTMLayer/BiLSTMLayer classes expand a per-gate vector to one value per row."""
+    layer = construct(3, InputWeightsLearnRateFactor=list(gates), BiasL2Factor=np.array(gates), InputSize=2)
+    assert layer.InputWeightsLearnRateFactor == gates and dlf.getL2Factor(layer, "Bias") == gates
+    scale = layer.factor_scale("InputWeights", "LearnRateFactor", layer.InputWeights)
+    np.testing.assert_array_equal(scale.numpy(), np.repeat(gates, 3)[:, None])
+    assert scale.dtype == layer.InputWeights.dtype
+    assert layer.factor_scale("RecurrentWeights", "LearnRateFactor", layer.RecurrentWeights) == 1.0
+    dlf.setLearnRateFactor(layer, "RecurrentWeights", torch.tensor(gates))
+    assert layer.RecurrentWeightsLearnRateFactor == gates
+    rebuilt = type(layer).from_config(layer.get_config())
+    assert rebuilt.factors("Bias") == layer.factors("Bias")
+    with pytest.raises(DLFormatError, match="per-gate factor vector, which a torch optimizer group"):
+        dlf.param_groups(layer, lr=0.1)
+
+
+def test_gru_recurrent_bias_mode_refuses_a_per_gate_bias_factor_when_applied():
+    layer = dlf.gruLayer(
+        2, InputSize=3, ResetGateMode="recurrent-bias-after-multiplication", BiasLearnRateFactor=[1, 2, 3]
+    )
+    with pytest.raises(DLFormatError, match="needs 3\\*NumHiddenUnits rows; Bias has 12"):
+        layer.factor_scale("Bias", "LearnRateFactor", layer.Bias)
+
+
 def test_a_network_call_leaves_the_recurrent_state_as_it_was():
     """MATLAB: predict (and initialize's example run) do not change net.State."""
     net = dlf.dlnetwork([dlf.sequenceInputLayer(3), dlf.lstmLayer(5), dlf.fullyConnectedLayer(2)])
@@ -283,3 +357,82 @@ def test_a_network_call_leaves_the_recurrent_state_as_it_was():
     first, second = dlf.predict(net, X), dlf.predict(net, X)
     torch.testing.assert_close(dlf.stripdims(first), dlf.stripdims(second))
     assert not layer.HiddenState.any() and tuple(layer.HiddenState.shape) == (5, 1)
+
+
+@pytest.mark.parametrize(
+    ("construct", "gates"),
+    [pytest.param(dlf.lstmProjectedLayer, 4, id="lstm"), pytest.param(dlf.gruProjectedLayer, 3, id="gru")],
+)
+def test_projected_shapes_sizes_and_factors(construct, gates):
+    layer = construct(8, P_OUT, P_IN, **PROJECTORS)
+    assert (layer.NumHiddenUnits, layer.OutputProjectorSize, layer.InputProjectorSize) == (8, P_OUT, P_IN)
+    layer(dlf.dlarray(torch.randn(5, 2, 3), "CBT"))
+    shapes = {name: tuple(getattr(layer, name).shape) for name in layer.learnables}
+    assert shapes == {
+        "InputWeights": (gates * 8, P_IN),
+        "RecurrentWeights": (gates * 8, P_OUT),
+        "Bias": (gates * 8, 1),
+        "InputProjector": (5, P_IN),
+        "OutputProjector": (8, P_OUT),
+    }
+    Q = layer.InputProjector.detach().double()
+    torch.testing.assert_close(Q.T @ Q, torch.eye(P_IN, dtype=torch.float64), atol=1e-6, rtol=0)
+    assert layer.InputProjectorLearnRateFactor == 1 and layer.OutputProjectorL2Factor == 1
+    assert (
+        construct(2, 1, 1, InputProjectorL2Factor=0.5, **PROJECTORS).factors("InputProjector")["L2Factor"]
+        == 0.5
+    )
+
+
+def test_projected_input_size_from_a_given_input_projector_and_state_ports():
+    layer = dlf.lstmProjectedLayer(
+        H, P_OUT, P_IN, InputProjector=torch.randn(7, P_IN), OutputProjectorInitializer="glorot",
+        HasStateInputs=True, HasStateOutputs=True, dtype=torch.float64,
+    )  # fmt: skip
+    assert layer.InputSize == 7 and layer.InputNames == ("in", "hidden", "cell")
+    x = np.random.default_rng(6).standard_normal((7, B, T))
+    h0, c0 = (np.random.default_rng(seed).standard_normal((H, B)) for seed in (7, 8))
+    Y, h, c = layer(dlf.dlarray(torch.from_numpy(x), "CBT"), torch.from_numpy(h0), torch.from_numpy(c0))
+    expected, h_ref, c_ref = lstm_reference(x, h0, c0, *weights(layer))
+    np.testing.assert_allclose(numpy(Y), expected, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(numpy(h), h_ref, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(numpy(c), c_ref, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize(
+    ("construct", "message"),
+    [
+        pytest.param(
+            lambda: dlf.lstmProjectedLayer(4, 2, 2, OutputProjectorInitializer="glorot"),
+            "give InputProjectorInitializer \\(or InputProjector\\)",
+            id="input-projector-default",
+        ),
+        pytest.param(
+            lambda: dlf.gruProjectedLayer(4, 2, 2, InputProjector=torch.zeros(3, 2)),
+            "give OutputProjectorInitializer \\(or OutputProjector\\)",
+            id="output-projector-default",
+        ),
+        pytest.param(
+            lambda: dlf.lstmProjectedLayer(4, 2, 2, InputProjectorInitializer="unit-forget-gate"),
+            "InputProjectorInitializer",
+            id="initializer-name",
+        ),
+        pytest.param(
+            lambda: dlf.lstmProjectedLayer(4, 2, 2, InputWeights=torch.zeros(16, 3), **PROJECTORS),
+            "InputWeights must have shape 16×2",
+            id="weights-columns-are-the-projector-size",
+        ),
+        pytest.param(lambda: dlf.gruProjectedLayer(4, 0, 2, **PROJECTORS), "OutputProjectorSize", id="size"),
+    ],
+)
+def test_projected_construction_errors(construct, message):
+    with pytest.raises(DLFormatError, match=message):
+        construct()
+
+
+def test_projected_reset_parameters_needs_the_projector_initializers_too():
+    layer = dlf.lstmProjectedLayer(
+        3, 2, 2, InputProjector=torch.randn(4, 2), OutputProjector=torch.randn(3, 2)
+    )
+    with pytest.raises(DLFormatError, match="give InputProjectorInitializer"):
+        layer.reset_parameters()

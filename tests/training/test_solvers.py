@@ -241,3 +241,57 @@ def test_gradients_missing_a_network_parameter_are_refused():
         DLFormatError, match=r"adamupdate: grad does not match the network's learnables: it lacks fc2/Bias"
     ):
         dlf.adamupdate(net, partial, [], [], 1)
+
+
+# MATLAB's LSTMLayer/BiLSTMLayer classes take a learn-rate or L2 factor as a scalar or one value per
+# gate block and expand it to one value per row (repelem(factor, NumHiddenUnits)); the references
+# below scale each gate's rows by its own factor, in NumPy.
+GATE_RATES = {"InputWeights": [1.0, 2.0, 0.0, 0.5], "Bias": [0.0, 1.0, 3.0, 1.0]}
+
+
+def recurrent_network(hidden=2, **factors):
+    torch.manual_seed(1)
+    lstm = dlf.lstmLayer(hidden, Name="lstm", **factors)
+    return dlf.dlnetwork([dlf.sequenceInputLayer(3), lstm, dlf.fullyConnectedLayer(2)]).double()
+
+
+def per_row(gates, hidden):
+    return np.repeat(np.asarray(gates, dtype=np.float64), hidden)[:, None]
+
+
+@pytest.mark.parametrize(
+    ("update", "reference"),
+    [
+        pytest.param(
+            lambda n, g: dlf.sgdmupdate(n, g, [], 0.1)[0],
+            lambda w, g, f: numpy_sgdm(w, [g], [0.1 * f])[0],
+            id="sgdm",
+        ),
+        pytest.param(
+            lambda n, g: dlf.adamupdate(n, g, [], [], 1, 0.1)[0],
+            lambda w, g, f: numpy_adam(w, [g], 0.1 * f)[0],
+            id="adam",
+        ),
+        pytest.param(
+            lambda n, g: dlf.rmspropupdate(n, g, [], 0.1)[0],
+            lambda w, g, f: numpy_rmsprop(w, [g], 0.1 * f)[0],
+            id="rmsprop",
+        ),
+    ],
+)
+def test_a_per_gate_learn_rate_vector_moves_each_gates_rows_by_its_own_factor(update, reference):
+    hidden = 2
+    net = recurrent_network(
+        hidden, InputWeightsLearnRateFactor=GATE_RATES["InputWeights"], BiasLearnRateFactor=GATE_RATES["Bias"]
+    )
+    start = {(layer, name): value.detach().numpy().copy() for layer, name, value in net.Learnables}
+    grads = network_gradients(net, 5)
+    update(net, grads)
+    for (layer, name, value), (_, _, g) in zip(net.Learnables, grads, strict=True):
+        factor = per_row(GATE_RATES[name], hidden) if layer == "lstm" and name in GATE_RATES else 1.0
+        expected = reference(start[(layer, name)], g.numpy(), factor)
+        np.testing.assert_allclose(value.detach().numpy(), expected, rtol=1e-12, err_msg=f"{layer}/{name}")
+    frozen = slice(2 * hidden, 3 * hidden)  # the cell-candidate rows of InputWeights: factor 0
+    np.testing.assert_array_equal(
+        net.Layers[1].InputWeights.detach().numpy()[frozen], start[("lstm", "InputWeights")][frozen]
+    )

@@ -421,3 +421,30 @@ def test_sequences_in_a_numpy_object_array():
     options = dlf.trainingOptions("adam", MaxEpochs=1, MiniBatchSize=2, Verbose=False)
     _, info = dlf.trainnet(cells, torch.randn(4, 1), layers, "mse", options)
     assert len(info.TrainingHistory) == 2
+
+
+def test_a_per_gate_l2_vector_decays_each_gates_rows_by_its_own_factor():
+    """A zero, frozen fullyConnectedLayer after the LSTM makes the loss's gradient with respect to
+    the LSTM's learnables zero, so one sgdm step (momentum 0) is the L2 term alone:
+    w ← w − α·λ·f_gate·w, with f_gate MATLAB's per-gate factor repeated over the gate's rows."""
+    hidden, rate, l2 = 3, 0.1, 0.5
+    gates = [0.0, 1.0, 2.0, 4.0]
+    lstm = dlf.lstmLayer(
+        hidden, InputSize=2, OutputMode="last", RecurrentWeightsL2Factor=gates, dtype=torch.float64
+    )
+    fc = dlf.fullyConnectedLayer(1, Weights=torch.zeros(1, hidden), WeightLearnRateFactor=0)
+    R0, W0 = (value.detach().numpy().copy() for value in (lstm.RecurrentWeights, lstm.InputWeights))
+    sequences = [torch.tensor(RNG.standard_normal((2, n))) for n in (4, 3)]  # C×T
+    options = dlf.trainingOptions(
+        "sgdm", MaxEpochs=1, MiniBatchSize=2, Momentum=0, InitialLearnRate=rate, L2Regularization=l2,
+        Shuffle="never", Verbose=False,
+    )  # fmt: skip
+    net = dlf.dlnetwork([dlf.sequenceInputLayer(2), lstm, fc]).double()
+    trained, _ = dlf.trainnet(sequences, torch.tensor(RNG.standard_normal((2, 1))), net, "mse", options)
+    factor = np.repeat(np.asarray(gates), hidden)[:, None]
+    R, W = (
+        value.detach().numpy()
+        for value in (trained.Layers[1].RecurrentWeights, trained.Layers[1].InputWeights)
+    )
+    np.testing.assert_allclose(R, R0 - rate * l2 * factor * R0, rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(W, W0 - rate * l2 * W0, rtol=1e-12, atol=1e-15)  # scalar factor 1
