@@ -94,8 +94,9 @@ def normalize(X: Any, *args: Any) -> DLArray:
     the default, ``"first"`` (the first element), or a number or array ``s``), ``"range"``
     (to ``[a b]``, ``[0 1]`` by default), ``"center"`` (by ``"mean"``, the default, or a number or
     array ``c``); ``"center"`` and ``"scale"`` together. The result keeps the size and the format of
-    ``X``. The median-based types (``"robust"``, ``"median"``, ``"mad"``, ``"iqr"``, ``"medianiqr"``)
-    are not ported: an error says so.
+    ``X``. A divisor of 0 (a constant vector; a zero one for ``"norm"``) is an error: MATLAB's result
+    there is not settled in dlformat's sources. The median-based types (``"robust"``, ``"median"``,
+    ``"mad"``, ``"iqr"``, ``"medianiqr"``) are not ported: an error says so.
 
     Examples:
         >>> N = dlf.normalize(dlf.dlarray(torch.tensor([[1.0, 2.0, 3.0]]), "CB"), "B")
@@ -159,25 +160,25 @@ def _apply(method: str, kind: Any, Y: DLArray, X: DLArray, dim: int) -> DLArray:
             raise DLFormatError(
                 f"normalize: 'zscore' takes the type 'std' (or 'robust', not ported); got {kind!r}"
             )
-        return as_dlarray((Y - _along(mean, X, dim)) / _std(X, dim))
+        return as_dlarray((Y - _along(mean, X, dim)) / _spread(_std(X, dim), method))
     if method == "norm":
         p = 2 if kind is None else kind
         if isinstance(p, str) and p.lower() == "inf":
             p = math.inf
         if isinstance(p, bool) or not isinstance(p, numbers.Real) or not float(p) > 0:
             raise DLFormatError(f"normalize: 'norm' takes a positive p or Inf; got {kind!r}")
-        return as_dlarray(Y / _along(vecnorm, X, dim, p))
+        return as_dlarray(Y / _spread(_along(vecnorm, X, dim, p), method))
     if method == "range":
         low, high = _interval(kind)
         smallest, largest = _along(min, X, dim, []), _along(max, X, dim, [])
-        return as_dlarray(low + (Y - smallest) / (largest - smallest) * (high - low))
+        return as_dlarray(low + (Y - smallest) / _spread(largest - smallest, method) * (high - low))
     if method == "center":
         if kind is None or (isinstance(kind, str) and kind.lower() == "mean"):
             return as_dlarray(Y - _along(mean, X, dim))
         return as_dlarray(Y - _real("normalize", "the center", kind))
     # scale
     if kind is None or (isinstance(kind, str) and kind.lower() == "std"):
-        return as_dlarray(Y / _std(X, dim))
+        return as_dlarray(Y / _spread(_std(X, dim), method))
     if isinstance(kind, str) and kind.lower() == "first":
         return as_dlarray(Y / DLArray._wrap(X._data.narrow(dim - 1, 0, 1), X._fmt))
     return as_dlarray(Y / _real("normalize", "the scale", kind))
@@ -190,6 +191,18 @@ def _along(statistic: Any, X: DLArray, dim: int, *args: Any) -> DLArray:
     shape = list(X._data.shape)
     shape[dim - 1] = 1
     return DLArray._wrap(result._data.reshape(shape), X._fmt)
+
+
+def _spread(divisor: Any, method: str) -> Any:
+    """``divisor``, refused where it is 0 (a constant vector, or a zero one for ``"norm"``): the formula
+    gives NaN there, and MATLAB's result is not settled in dlformat's sources. NaN data passes."""
+    if not _all(divisor, lambda value: value != 0):
+        vector = "a zero vector" if method == "norm" else "a constant vector"
+        raise DLFormatError(
+            f"normalize: '{method}' divides by 0 along the dimension ({vector}); dlformat refuses it, "
+            "as MATLAB's result there is not settled in its sources"
+        )
+    return divisor
 
 
 def _std(X: DLArray, dim: int) -> DLArray:

@@ -3,6 +3,8 @@ pages' definitions; the size and the format are kept (docs/dlarray_functions.md#
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 import torch
@@ -142,6 +144,29 @@ def test_normalize_of_the_mathworks_vector_example():
 def test_normalize_errors(args, message):
     with pytest.raises(DLFormatError, match=message):
         dlf.normalize(X(), *args)
+
+
+@pytest.mark.parametrize(
+    ("method", "message"),
+    [
+        ("zscore", "'zscore' divides by 0 along the dimension \\(a constant vector\\)"),
+        ("scale", "'scale' divides by 0"),
+        ("range", "'range' divides by 0"),
+        ("norm", "'norm' divides by 0 along the dimension \\(a zero vector\\)"),
+    ],
+)
+def test_normalize_refuses_a_zero_spread(method, message):
+    constant = dlf.dlarray(
+        torch.tensor([[2.0, 2.0, 2.0], [1.0, 0.0, 3.0]]) * (0 if method == "norm" else 1), "CB"
+    )
+    constant = dlf.cat("C", constant[0:1, :], dlf.dlarray(torch.tensor([[1.0, 0.0, 3.0]]), "CB"))
+    with pytest.raises(DLFormatError, match=message):
+        dlf.normalize(constant, "B", method)
+
+
+def test_normalize_lets_nan_through():
+    N = dlf.normalize(dlf.dlarray(torch.tensor([[1.0, math.nan, 3.0]]), "CB"), "B")
+    assert torch.isnan(dlf.extractdata(N)).all()
 
 
 def test_scaling_keeps_autograd():
