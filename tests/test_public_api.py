@@ -73,6 +73,9 @@ PUBLIC = {
     "reshape", "round", "sec", "sigmoid", "sign", "sin", "single", "sinh", "size", "sqrt", "squeeze", "sum", "tan",
     "tanh", "times", "transpose", "uminus", "underlyingType", "uplus", "vecnorm", "vertcat", "xor", "zeros",
     "onehotencode", "onehotdecode", "scores2label",
+    # the functions of issue 12's list read in docs/dlarray_functions.md#the-list-page-and-dlformat
+    "ldivide", "rescale", "normalize", "isfloat", "islogical", "isnumeric", "isreal", "isscalar", "isvector",
+    "ismatrix", "isrow", "iscolumn", "isempty", "length", "isequal", "isequaln",
 }  # fmt: skip
 
 

@@ -49,6 +49,7 @@ __all__ = [
     "isfinite",
     "isinf",
     "isnan",
+    "ldivide",
     "le",
     "log",
     "lt",
@@ -204,6 +205,7 @@ plus = _pair("plus", operator.add)
 minus = _pair("minus", operator.sub)
 times = _pair("times", operator.mul)
 rdivide = _pair("rdivide", operator.truediv)
+ldivide = _pair("ldivide", _math.ldivide)
 power = _pair("power", operator.pow)
 mod = _pair("mod", _math.mod)
 rem = _pair("rem", _math.rem)
@@ -225,4 +227,7 @@ rem.__doc__ = (
     "Label-aligned as ``+ - * /`` are."
 )
 xor.__doc__ = "MATLAB's ``xor(A, B)``: true where exactly one is nonzero; a logical dlarray, label-aligned."
+ldivide.__doc__ = (
+    "MATLAB's ``ldivide(A, B)`` (``A .\\ B``): ``B ./ A``, elementwise; label-aligned as ``+ - * /`` are."
+)
 atan2.__doc__ = "MATLAB's ``atan2(Y, X)``: the four-quadrant inverse tangent, label-aligned."

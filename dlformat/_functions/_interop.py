@@ -31,6 +31,7 @@ from .._dlarray import (
 )
 from .._errors import DLFormatError
 from . import _math
+from ._queries import isfloat
 from ._shape import numel
 
 __all__ = ["install"]
@@ -142,6 +143,11 @@ _HINTS = {
     "embedding": "dlformat.functional.embed",
     "scaled_dot_product_attention": "dlformat.functional.attention",
     "where": "logical masks: X .* mask, or X[mask] = value",
+    "equal": "dlformat.isequal (sizes, values and formats)",
+    "isreal": "dlformat.isreal (MATLAB's: one answer for the array)",
+    "is_complex": "not dlformat.isreal(X)",
+    "normalize": 'dlformat.normalize(X, dim, "norm", p)',
+    "std": "dlformat.normalize(X, dim) for a z-score (MATLAB's std itself is not ported)",
 }
 
 
@@ -198,6 +204,10 @@ def _numel(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> int:
     return numel(*args)
 
 
+def _is_floating_point(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
+    return isfloat(*args, **kwargs)
+
+
 def install() -> None:
     """Fill dlformat._dlarray's tables (once, at import)."""
     for name in _UNARY:
@@ -212,6 +222,7 @@ def install() -> None:
         TORCH_FUNCTIONS[name] = _matmul
     TORCH_FUNCTIONS["__rmatmul__"] = lambda func, args, kwargs: _matmul(func, args[::-1], kwargs)
     TORCH_FUNCTIONS["numel"] = _numel
+    TORCH_FUNCTIONS["is_floating_point"] = _is_floating_point
     TORCH_HINTS.update(_HINTS)
 
 

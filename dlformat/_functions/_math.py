@@ -13,7 +13,7 @@ import torch
 
 from .._errors import DLFormatError
 
-__all__ = ["fix", "logical", "mod", "rem", "round_half_away"]
+__all__ = ["fix", "ldivide", "logical", "mod", "rem", "round_half_away"]
 
 
 def round_half_away(data: torch.Tensor, digits: int = 0) -> torch.Tensor:
@@ -47,6 +47,11 @@ def mod(a: Any, b: Any) -> torch.Tensor:
 def rem(a: Any, b: Any) -> torch.Tensor:
     """MATLAB's ``rem``: ``a - fix(a./b).*b``, the sign of ``a``; ``rem(a, 0)`` is NaN."""
     return torch.fmod(a, b)
+
+
+def ldivide(a: Any, b: Any) -> Any:
+    """MATLAB's ``ldivide`` (``a .\\ b``): ``b`` divided by ``a``."""
+    return b / a
 
 
 def logical(data: torch.Tensor, caller: str) -> torch.Tensor:

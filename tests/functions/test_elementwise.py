@@ -128,6 +128,7 @@ def test_binary_functions_and_operators_align_by_label():
         "atan2": (dlf.atan2(X, Y), np.arctan2(a[:, :, None], b[:, None, :])),
         "minus": (dlf.minus(X, Y), a[:, :, None] - b[:, None, :]),
         "rdivide": (dlf.rdivide(X, Y), a[:, :, None] / b[:, None, :]),
+        "ldivide": (dlf.ldivide(Y, X), a[:, :, None] / b[:, None, :]),  # MATLAB's Y .\ X is X ./ Y
         "2 ** X": (2**X, 2**a),
     }
     for name, (got, expected) in cases.items():

@@ -107,3 +107,31 @@ def test_concatenation_keeps_the_one_format_along_a_number_or_a_label(case, data
     Y = dlf.cat(dim, X, *parts)
     assert dlf.dims(Y) == fmt
     np.testing.assert_array_equal(dlf.stripdims(Y).numpy(), np.concatenate([values, *others], axis))
+
+
+@settings(max_examples=60, deadline=None)
+@given(arrays(), st.data(), st.sampled_from(["center", "norm", "zscore", "rescale"]))
+def test_normalize_and_rescale_keep_the_format_and_the_size(case, data, method):
+    X, values = case
+    X, values = X + 1, values + 1.0  # no zero vector to normalize by its norm
+    fmt = dlf.dims(X)
+    axis = data.draw(st.integers(0, len(fmt) - 1))
+    dim = fmt[axis] if fmt.count(fmt[axis]) == 1 and data.draw(st.booleans()) else axis + 1
+    if method == "rescale":
+        assume(values.size > 1)
+        Y = dlf.rescale(X, -1, 1)
+        expected = -1 + 2 * (values - values.min()) / (values.max() - values.min())
+    elif method == "zscore":
+        assume(values.shape[axis] > 1)
+        Y = dlf.normalize(X, dim)
+        spread = values.std(axis, ddof=1, keepdims=True)
+        expected = (values - values.mean(axis, keepdims=True)) / spread
+    else:
+        Y = dlf.normalize(X, dim, method)
+        expected = (
+            values - values.mean(axis, keepdims=True)
+            if method == "center"
+            else values / np.sqrt((values**2).sum(axis, keepdims=True))
+        )
+    assert dlf.dims(Y) == fmt and tuple(Y.shape) == values.shape
+    np.testing.assert_allclose(dlf.stripdims(Y).numpy(), expected, rtol=1e-5, atol=1e-5)
