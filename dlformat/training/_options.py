@@ -164,7 +164,7 @@ def _checkpoint_path(name: str, value: object) -> str:
     """An existing folder this process can write into, or ``''`` (no checkpoints)."""
     path = _validate.text(name, value)
     if path and not os.path.isdir(path):
-        raise DLFormatError(f"{name}: the folder {path!r} does not exist; create it before training")
+        raise DLFormatError(f"{name}: {path!r} is not an existing folder; create it before training")
     if path and not os.access(path, os.W_OK | os.X_OK):
         raise DLFormatError(f"{name}: the folder {path!r} is not writable")
     return path
