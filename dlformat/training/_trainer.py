@@ -295,7 +295,7 @@ def _train(
     wanted = [*metrics, *([BUILT_IN[legacy_metric]] if legacy_metric else [])]
     objective, sign = _objective(caller, options.ObjectiveMetricName, wanted)
     last = options.MaxEpochs * per_epoch
-    events = TrainingEvents(options, legacy, metrics, outcome.iterations, outcome.validations, last, saved)
+    events = TrainingEvents(options, legacy, wanted, outcome.iterations, outcome.validations, last, saved)
     if options.Verbose:
         printer.header()
     start = time.perf_counter()

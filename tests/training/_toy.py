@@ -30,7 +30,13 @@ def layers(classification_layer: bool = False) -> list:
 
 def options(**given):
     """adam, 2 epochs of 4 iterations, no shuffling, quiet; ``given`` adds or replaces options."""
-    settings = {"InitialLearnRate": 0.05, "MaxEpochs": 2, "MiniBatchSize": 8, "Shuffle": "never", "Verbose": False}
+    settings = {
+        "InitialLearnRate": 0.05,
+        "MaxEpochs": 2,
+        "MiniBatchSize": 8,
+        "Shuffle": "never",
+        "Verbose": False,
+    }
     return dlf.trainingOptions(given.pop("solver", "adam"), **{**settings, **given})
 
 

@@ -48,7 +48,9 @@ def outputs(net):
 
 
 def test_a_checkpoint_loads_back_as_the_network_of_its_iteration(tmp_path):
-    options = _toy.options(CheckpointPath=str(tmp_path), CheckpointFrequencyUnit="iteration", CheckpointFrequency=4)
+    options = _toy.options(
+        CheckpointPath=str(tmp_path), CheckpointFrequencyUnit="iteration", CheckpointFrequency=4
+    )
     net, _ = dlf.trainnet(_toy.X, _toy.LABELS, _toy.layers(), "crossentropy", options)
     files = written(tmp_path)
     last = dlf.io.load_network(files[8])
@@ -64,7 +66,9 @@ def test_resuming_from_a_checkpoint_continues_training(tmp_path):
     options = _toy.options(**common, CheckpointPath=str(tmp_path))
     full, _ = dlf.trainnet(_toy.X, _toy.LABELS, _toy.layers(), "crossentropy", options)
     start = dlf.io.load_network(written(tmp_path)[4])
-    resumed, info = dlf.trainnet(_toy.X, _toy.LABELS, start, "crossentropy", _toy.options(**common, MaxEpochs=1))
+    resumed, info = dlf.trainnet(
+        _toy.X, _toy.LABELS, start, "crossentropy", _toy.options(**common, MaxEpochs=1)
+    )
     assert len(info.TrainingHistory) == 4
     torch.testing.assert_close(outputs(resumed), outputs(full), rtol=1e-6, atol=1e-7)
 

@@ -68,7 +68,9 @@ def auc_reference(y, t):
 @pytest.mark.parametrize("kind", ["precision", "recall", "fscore"])
 @pytest.mark.parametrize("average", ["micro", "macro"])
 def test_precision_recall_fscore_match_counted_definitions(kind, average):
-    assert _averaged(kind, average)(SCORES, TARGETS) == pytest.approx(reference(kind, average, SCORES, TARGETS))
+    assert _averaged(kind, average)(SCORES, TARGETS) == pytest.approx(
+        reference(kind, average, SCORES, TARGETS)
+    )
 
 
 def test_micro_averages_of_single_label_predictions_equal_the_accuracy_fraction():
@@ -80,7 +82,7 @@ def test_micro_averages_of_single_label_predictions_equal_the_accuracy_fraction(
 @pytest.mark.parametrize(
     ("name", "y", "t", "expected"),
     [
-        ("accuracy", SCORES, TARGETS, 100 * np.mean([np.argmax(a) == np.argmax(b) for a, b in zip(SCORES, TARGETS)])),
+        ("accuracy", SCORES, TARGETS, 100 * np.mean([np.argmax(a) == np.argmax(b) for a, b in zip(SCORES, TARGETS, strict=True)])),
         ("rmse", PREDICTED, RESPONSES, np.sqrt(np.mean((PREDICTED - RESPONSES) ** 2))),
         ("mape", PREDICTED, RESPONSES, 100 * np.mean(np.abs((RESPONSES - PREDICTED) / RESPONSES))),
         ("auc", SCORES, TARGETS, auc_reference(SCORES, TARGETS)),
