@@ -26,8 +26,7 @@ def test_the_figure_file_is_written_during_and_after_training(tmp_path, suffix):
         if info.State == "iteration":
             sizes[info.Iteration] = target.stat().st_size if target.exists() else None
 
-    options = _toy.options(Plots=str(target), Metrics=["accuracy", "fscore"], OutputFcn=look,
-                           ValidationData=(_toy.XV, _toy.LABELSV), ValidationFrequency=3)  # fmt: skip
+    options = _toy.options(Plots=str(target), Metrics="accuracy", OutputFcn=look, MaxEpochs=1)
     dlf.trainnet(_toy.X, _toy.LABELS, _toy.layers(), "crossentropy", options)
     assert sizes[1] is not None  # already there at the first iteration
     content = target.read_bytes()
@@ -81,3 +80,18 @@ def test_without_matplotlib_the_options_name_the_extra(monkeypatch, tmp_path):
         with pytest.raises(DLFormatError, match=r"needs matplotlib, the dlformat\[plot\] extra"):
             dlf.trainingOptions("adam", Plots=plots)
     assert dlf.trainingOptions("adam", Plots="none").Plots == "none"
+
+
+def test_with_a_display_the_live_figure_is_drawn_with_pyplot(monkeypatch):
+    import matplotlib.pyplot as plt
+
+    monkeypatch.setattr(_progress_plot, "has_display", lambda: True)
+    monkeypatch.setattr(plt, "pause", lambda interval: None)  # no event loop to run under Agg
+    options = _toy.options(Plots="training-progress", Metrics="accuracy", MaxEpochs=1)
+    try:
+        dlf.trainnet(_toy.X, _toy.LABELS, _toy.layers(), "crossentropy", options)
+        figure = plt.figure("Training Progress")  # the figure training drew, left open as MATLAB's
+        assert [ax.get_ylabel() for ax in figure.axes] == ["Loss", "Accuracy"]
+        assert figure.axes[0].get_title() == "Training stopped: Max epochs completed"
+    finally:
+        plt.close("Training Progress")
