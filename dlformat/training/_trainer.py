@@ -8,8 +8,10 @@ the network), the gradients, L2 regularization (``λ · L2Factor · w`` added to
 gradient thresholding, then the solver's update by the ported update functions
 (``sgdmupdate``, ``adamupdate``, ``rmspropupdate``: MATLAB's formulas, each layer's learn-rate
 factor applied). Validation runs at the first iteration, every ``ValidationFrequency``
-iterations and at the last; training stops once the validation loss has not improved
-``ValidationPatience`` times in a row.
+iterations and at the last; training stops once the validation loss (or the
+``ObjectiveMetricName`` metric) has not improved ``ValidationPatience`` times in a row. After
+each iteration the loop reports to :class:`~._events.TrainingEvents` (``OutputFcn``,
+checkpoints, the ``Plots`` figure); the ``Metrics`` are in :mod:`._metrics`.
 """
 
 from __future__ import annotations

@@ -93,3 +93,18 @@ def test_the_info_struct_displays_as_matlab_struct():
                  _toy.options(MaxEpochs=1, OutputFcn=lambda info: shown.append(repr(info))))  # fmt: skip
     assert shown[0].splitlines()[0] == "  struct with fields:"
     assert "ValidationLoss: []" in shown[0] and "State: start" in shown[0]
+
+
+def test_what_a_function_returns_at_start_is_not_used():
+    _, info = dlf.trainnet(_toy.X, _toy.LABELS, _toy.layers(), "crossentropy",
+                           _toy.options(OutputFcn=lambda info: True))  # fmt: skip
+    assert len(info.TrainingHistory) == 1 and info.StopReason == "Stopped by OutputFcn"
+
+
+def test_options_with_functions_round_trip_and_display():
+    def stopNow(info):
+        return False
+
+    options = _toy.options(OutputFcn=stopNow, Metrics=["accuracy", stopNow])
+    assert dlf.TrainingOptions.from_config(options.get_config()).get_config() == options.get_config()
+    assert "OutputFcn: @stopNow" in repr(options) and "Metrics: {1×2 cell}" in repr(options)
