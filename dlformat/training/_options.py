@@ -181,6 +181,8 @@ def _plots(name: str, value: object) -> str:
             f"{', '.join(PLOT_FILES)} (dlformat's own: the training-progress figure written there); "
             f"got {_validate.describe(value)}"
         )
+    elif not Path(plots).parent.is_dir():
+        raise DLFormatError(f"{name}: the folder of {plots!r} does not exist; create it before training")
     if plots != "none":
         require_matplotlib(f"{name} {plots!r}")
     return plots

@@ -114,6 +114,7 @@ def test_setting_an_option_checks_it():
         ("sgdm", {"LearnRateSchedule": "warmup"}, '"warmup" is not yet ported'),
         ("sgdm", {"LearnRateDropFactor": 2}, r"LearnRateDropFactor must be a number in \[0, 1\]"),
         ("sgdm", {"Plots": "progress.jpg"}, r'Plots must be "none", "training-progress" or an image file'),
+        ("sgdm", {"Plots": "/nonexistent/p.png"}, "the folder of '/nonexistent/p.png' does not exist"),
         ("sgdm", {"CheckpointPath": "/nonexistent/x"}, "'/nonexistent/x' is not an existing folder"),
         ("sgdm", {"OutputFcn": [print, 3]}, "OutputFcn must be a function stop = f"),
         ("sgdm", {"Metrics": ["accuracy", "Accuracy"]}, "names a metric twice"),
