@@ -19,6 +19,7 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+import torch
 
 from .. import _validate
 from .._dlarray import DLArray
@@ -27,20 +28,20 @@ from .._errors import DLFormatError
 __all__ = ["BUILT_IN", "FunctionMetric", "Metric", "metric_of", "rows"]
 
 
-def rows(Y: DLArray, T: DLArray) -> tuple[np.ndarray, np.ndarray]:
-    """``Y`` and ``T`` as float64 ``(rows, channels)`` arrays, the channel dimension last."""
+def _device_rows(Y: DLArray, T: DLArray) -> tuple[torch.Tensor, torch.Tensor]:
+    """``Y`` and ``T`` as float64 ``(rows, channels)`` tensors where they are, the channel last."""
     y, t = Y._data.detach(), T._data.detach()
-    fmt = Y._fmt
-    if "C" in fmt:
-        channel = fmt.index("C")
+    if "C" in Y._fmt:
+        channel = Y._fmt.index("C")
         y, t = y.movedim(channel, -1), t.movedim(channel, -1)
-        width = y.shape[-1]
-    else:
-        width = 1
-    return (
-        y.reshape(-1, width).double().cpu().numpy(),
-        t.reshape(-1, width).to(y.dtype).double().cpu().numpy(),
-    )
+    width = y.shape[-1] if "C" in Y._fmt else 1
+    return y.reshape(-1, width).double(), t.reshape(-1, width).double()
+
+
+def rows(Y: DLArray, T: DLArray) -> tuple[np.ndarray, np.ndarray]:
+    """``Y`` and ``T`` as float64 ``(rows, channels)`` NumPy arrays, the channel dimension last."""
+    y, t = _device_rows(Y, T)
+    return y.cpu().numpy(), t.cpu().numpy()
 
 
 def _confusion(y: np.ndarray, t: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -123,11 +124,20 @@ class Metric:
     by_rows = True  # validation: computed once over the rows of all validation mini-batches
 
     def __init__(
-        self, name: str, column: str, compute: Callable[[np.ndarray, np.ndarray], float], larger: bool
+        self,
+        name: str,
+        column: str,
+        compute: Callable[[np.ndarray, np.ndarray], float],
+        larger: bool,
+        on_device: Callable[[torch.Tensor, torch.Tensor], torch.Tensor] | None = None,
     ) -> None:
         self.name, self.column, self.compute, self.larger = name, column, compute, larger
+        self.on_device = on_device  # the same value computed where the data are (no copy to the CPU)
 
     def __call__(self, Y: DLArray, T: DLArray) -> float:
+        if self.on_device is not None:
+            y, t = _device_rows(Y, T)
+            return float(self.on_device(y, t))
         return self.compute(*rows(Y, T))
 
     def __repr__(self) -> str:
@@ -162,8 +172,14 @@ def _unused(y: np.ndarray, t: np.ndarray) -> float:
 
 # MATLAB's built-in metric names (docs/training.md cites where each was read)
 BUILT_IN: dict[str, Metric] = {
-    "accuracy": Metric("accuracy", "Accuracy", _accuracy, True),
-    "rmse": Metric("rmse", "RMSE", _rmse, False),
+    "accuracy": Metric(
+        "accuracy",
+        "Accuracy",
+        _accuracy,
+        True,
+        lambda y, t: (y.argmax(1) == t.argmax(1)).double().mean() * 100,
+    ),
+    "rmse": Metric("rmse", "RMSE", _rmse, False, lambda y, t: ((y - t) ** 2).mean().sqrt()),
     "fscore": Metric("fscore", "FScore", _averaged("fscore", "micro"), True),
     "precision": Metric("precision", "Precision", _averaged("precision", "micro"), True),
     "recall": Metric("recall", "Recall", _averaged("recall", "micro"), True),

@@ -166,3 +166,9 @@ def test_an_objective_that_is_not_a_metric_is_an_error():
     options = _toy.options(Metrics="accuracy", ObjectiveMetricName="fscore")
     with pytest.raises(DLFormatError, match='ObjectiveMetricName "fscore" is neither "loss" nor one of'):
         dlf.trainnet(_toy.X, _toy.LABELS, _toy.layers(), "crossentropy", options)
+
+
+@pytest.mark.parametrize(("name", "y", "t"), [("accuracy", SCORES, TARGETS), ("rmse", PREDICTED, RESPONSES)])
+def test_the_per_iteration_values_computed_on_the_device_equal_the_rows_ones(name, y, t):
+    Y, T = dlf.dlarray(torch.tensor(y.T.copy()), "CB"), dlf.dlarray(torch.tensor(t.T.copy()), "CB")
+    assert BUILT_IN[name](Y, T) == pytest.approx(BUILT_IN[name].compute(y, t), rel=1e-12)
