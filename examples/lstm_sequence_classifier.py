@@ -23,10 +23,15 @@ It learned: the accuracy of ``classify`` on the validation sequences must be at 
 2-core CPU.
 
     python examples/lstm_sequence_classifier.py
+    python examples/lstm_sequence_classifier.py --plots docs/images/training_progress.png
+
+``--plots PATH`` sets ``Plots`` to an image file (dlformat's extension of the option): the
+training-progress figure written there (how docs/images/training_progress.png was made).
 """
 
 from __future__ import annotations
 
+import argparse
 import math
 import sys
 
@@ -52,7 +57,9 @@ def generate_sequences(count: int) -> tuple[list[torch.Tensor], np.ndarray]:
 
 
 def main(argv: list[str] | None = None) -> dict[str, object]:
-    del argv  # no options: the run is the documented one
+    parser = argparse.ArgumentParser(description="Train the LSTM classifier (see the module docstring).")
+    parser.add_argument("--plots", default="none", help='Plots: "none" or an image file for the figure')
+    plots = parser.parse_args(argv).plots
     torch.manual_seed(0)  # MATLAB: rng(0)
     XTrain, TTrain = generate_sequences(240)
     XValidation, TValidation = generate_sequences(60)
@@ -70,7 +77,7 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
     # MATLAB: options = trainingOptions("adam", MaxEpochs=15, MiniBatchSize=24, ...
     #             InitialLearnRate=0.005, GradientThreshold=2, Shuffle="every-epoch", ...
     #             ValidationData={XValidation,TValidation}, ValidationFrequency=30, ...
-    #             Verbose=true, VerboseFrequency=30, Plots="none");
+    #             Verbose=true, VerboseFrequency=30, Plots="training-progress");
     options = dlf.trainingOptions(
         "adam",
         MaxEpochs=15,
@@ -82,7 +89,7 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
         ValidationFrequency=30,
         Verbose=True,
         VerboseFrequency=30,
-        Plots="none",
+        Plots=plots,  # "none", or (dlformat's) an image file for MATLAB's training-progress figure
     )
     net, info = dlf.trainNetwork(XTrain, TTrain, layers, options)  # MATLAB: [net,info] = trainNetwork(...)
 

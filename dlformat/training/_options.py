@@ -12,13 +12,17 @@ clear error, never silently ignored (docs/training.md lists them).
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from .. import _validate
 from .._errors import DLFormatError
+from ._metrics import metric_of
+from ._progress_plot import PLOT_FILES, require_matplotlib
 from ._schedules import LearnRateSchedule, check_schedule
 from ._solvers import _decay
 
@@ -125,38 +129,63 @@ def _validation_data(name: str, value: object) -> Any:
     return tuple(value)
 
 
-def _metrics(name: str, value: object) -> tuple[str, ...]:
+def _metrics(name: str, value: object) -> tuple[Any, ...]:
+    """Built-in metric names (lower case) and metric functions, in the order given."""
     if value is None or (isinstance(value, (list, tuple)) and len(value) == 0):
         return ()
-    items = [value] if isinstance(value, str) else value
+    items = [value] if isinstance(value, str) or callable(value) else value
     if not isinstance(items, Sequence):
         raise DLFormatError(
-            f'{name} must be "accuracy", "rmse" or a list of them; got {_validate.describe(value)}'
+            f'{name} must be a metric name such as "accuracy", a metric function or a list of them; '
+            f"got {_validate.describe(value)}"
         )
-    return tuple(_validate.choice(name, item, ("accuracy", "rmse")) for item in items)
+    checked = [metric_of(name, item) for item in items]
+    columns = [metric.column for metric in checked]
+    if len(set(columns)) != len(columns):
+        raise DLFormatError(f"{name} names a metric twice: {', '.join(columns)}")
+    return tuple(
+        metric.name if isinstance(item, str) else item for metric, item in zip(checked, items, strict=True)
+    )
 
 
-def _output_fcn(name: str, value: object) -> None:
+def _output_fcn(name: str, value: object) -> Any:
+    """A function ``stop = f(info)`` or a list of them (MATLAB's function handle or cell array)."""
     if value is None or (isinstance(value, (list, tuple)) and len(value) == 0):
         return None
-    raise DLFormatError(f"{name}: output functions are not yet ported; leave OutputFcn empty")
+    functions = value if isinstance(value, (list, tuple)) else [value]
+    if not all(callable(function) for function in functions):
+        raise DLFormatError(
+            f"{name} must be a function stop = f(info) or a list of them; got {_validate.describe(value)}"
+        )
+    return value if callable(value) else tuple(functions)
 
 
 def _checkpoint_path(name: str, value: object) -> str:
+    """An existing folder this process can write into, or ``''`` (no checkpoints)."""
     path = _validate.text(name, value)
-    if path:
-        raise DLFormatError(f"{name}: checkpoints are not yet ported; leave CheckpointPath empty")
+    if path and not os.path.isdir(path):
+        raise DLFormatError(f"{name}: {path!r} is not an existing folder; create it before training")
+    if path and not os.access(path, os.W_OK | os.X_OK):
+        raise DLFormatError(f"{name}: the folder {path!r} is not writable")
     return path
 
 
 def _plots(name: str, value: object) -> str:
+    """``"none"``, ``"training-progress"`` (a live figure) or an image file for the figure (dlformat's)."""
     plots = _validate.text(name, value)
-    if plots.lower() != "none":
+    if plots.lower() in ("none", "training-progress"):
+        plots = plots.lower()
+    elif Path(plots).suffix.lower() not in PLOT_FILES:
         raise DLFormatError(
-            f'{name}: only "none" is supported so far (the training-progress figure is not yet ported); '
+            f'{name} must be "none", "training-progress" or an image file path ending in '
+            f"{', '.join(PLOT_FILES)} (dlformat's own: the training-progress figure written there); "
             f"got {_validate.describe(value)}"
         )
-    return "none"
+    elif not Path(plots).parent.is_dir():
+        raise DLFormatError(f"{name}: the folder of {plots!r} does not exist; create it before training")
+    if plots != "none":
+        require_matplotlib(f"{name} {plots!r}")
+    return plots
 
 
 def _execution(name: str, value: object) -> str:
@@ -192,10 +221,7 @@ _OPTIONS: dict[str, tuple[Any, Check]] = {
     "ValidationData": (None, _validation_data),
     "ValidationFrequency": (50, _validate.positive_integer),
     "ValidationPatience": (math.inf, _patience),
-    "ObjectiveMetricName": (
-        "loss",
-        _only("loss", "objective metrics other than the loss are not ported", _validate.text),
-    ),
+    "ObjectiveMetricName": ("loss", _validate.text),  # "loss" or a Metrics name: checked by trainnet
     "CheckpointPath": ("", _checkpoint_path),
     "ExecutionEnvironment": ("auto", _execution),
     "OutputFcn": (None, _output_fcn),

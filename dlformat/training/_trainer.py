@@ -8,8 +8,10 @@ the network), the gradients, L2 regularization (``λ · L2Factor · w`` added to
 gradient thresholding, then the solver's update by the ported update functions
 (``sgdmupdate``, ``adamupdate``, ``rmspropupdate``: MATLAB's formulas, each layer's learn-rate
 factor applied). Validation runs at the first iteration, every ``ValidationFrequency``
-iterations and at the last; training stops once the validation loss has not improved
-``ValidationPatience`` times in a row.
+iterations and at the last; training stops once the validation loss (or the
+``ObjectiveMetricName`` metric) has not improved ``ValidationPatience`` times in a row. After
+each iteration the loop reports to :class:`~._events.TrainingEvents` (``OutputFcn``,
+checkpoints, the ``Plots`` figure); the ``Metrics`` are in :mod:`._metrics`.
 """
 
 from __future__ import annotations
@@ -35,7 +37,10 @@ from ..networks._graph import LayerGraphBase
 from ..networks._legacy import DAGNetwork, LayerGraph, SeriesNetwork, assembleNetwork, layerGraph
 from . import _parameters
 from ._data import Column, input_format, is_labels, target_format, with_input_statistics
+from ._events import TrainingEvents
+from ._metrics import BUILT_IN, Metric, metric_of, rows
 from ._options import TrainingOptions
+from ._output_fcn import STOPPED
 from ._schedules import Scheduler
 from ._solvers import adamupdate, rmspropupdate, sgdmupdate
 
@@ -55,7 +60,6 @@ _NAMED_LOSSES: dict[str, Loss] = {
     "l1loss": lambda Y, T: l1loss(Y, T, NormalizationFactor="all-elements"),
     "huber": lambda Y, T: huber(Y, T, NormalizationFactor="all-elements"),
 }
-_METRIC_NAMES = {"accuracy": "Accuracy", "rmse": "RMSE"}
 _ALIASES = {"mean-squared-error": "mse", "l2loss": "mse", "mae": "l1loss", "mean-absolute-error": "l1loss"}
 
 
@@ -111,15 +115,6 @@ class _Outcome:
         self.validations: list[dict[str, Any]] = []
         self.reason = "Max epochs completed"
         self.output_iteration = 0
-
-
-def _metric(kind: str, Y: DLArray, T: DLArray) -> float:
-    """``accuracy`` (percent of observations whose top score is the target class) or ``rmse``."""
-    y, t = Y._data.detach(), T._data.detach()
-    if kind == "accuracy":
-        channel = Y._fmt.index("C")
-        return float((y.argmax(channel) == t.argmax(channel)).double().mean() * 100)
-    return float(((y - t.to(y.dtype)) ** 2).double().mean().sqrt())
 
 
 def _threshold(gradients: list[torch.Tensor], method: str, threshold: float) -> list[torch.Tensor]:
@@ -180,7 +175,7 @@ def _clock(seconds: float) -> str:
 class _Printer:
     """The verbose table: ``trainNetwork``'s legacy one or ``trainnet``'s own."""
 
-    def __init__(self, legacy: bool, metric: str | None, validating: bool, metrics: Sequence[str]) -> None:
+    def __init__(self, legacy: bool, metric: str | None, validating: bool, metrics: Sequence[Metric]) -> None:
         self.legacy, self.metric, self.validating, self.metrics = legacy, metric, validating, metrics
 
     def header(self) -> None:
@@ -205,8 +200,8 @@ class _Printer:
             self.columns = ["Iteration", "Epoch", "TimeElapsed", "LearnRate", "TrainingLoss"]
             self.columns += ["ValidationLoss"] if self.validating else []
             for metric in self.metrics:
-                self.columns += [f"Training{metric.capitalize()}"]
-                self.columns += [f"Validation{metric.capitalize()}"] if self.validating else []
+                self.columns += [f"Training{metric.column}"]
+                self.columns += [f"Validation{metric.column}"] if self.validating else []
             self.widths = [max(len(c), 8) for c in self.columns]
             print("    " + "    ".join(f"{c:>{w}}" for c, w in zip(self.columns, self.widths, strict=True)))
             print("    " + "    ".join("_" * w for w in self.widths))
@@ -245,9 +240,9 @@ class _Printer:
             if self.validating:
                 cells.append(f"{validation['ValidationLoss']:.5g}" if validation else "")
             for metric in self.metrics:
-                cells.append(f"{record[metric]:.5g}")
+                cells.append(f"{record[metric.name]:.5g}")
                 if self.validating:
-                    cells.append(f"{validation[metric]:.5g}" if validation else "")
+                    cells.append(f"{validation[metric.name]:.5g}" if validation else "")
             print("    " + "    ".join(f"{c:>{w}}" for c, w in zip(cells, self.widths, strict=True)))
 
     def footer(self, reason: str) -> None:
@@ -266,9 +261,10 @@ def _train(
     validation: tuple[Column, Column] | None,
     loss_fn: Loss,
     options: TrainingOptions,
-    metrics: Sequence[str],
+    metrics: Sequence[Metric],
     legacy_metric: str | None,
     legacy: bool = False,
+    saved: Callable[[DLNetwork], Any] = lambda net: net,
 ) -> _Outcome:
     """The training loop: trains ``net`` in place and returns what was recorded."""
     count = len(X)
@@ -297,13 +293,16 @@ def _train(
         raise DLFormatError(f'{caller}: OutputNetwork "best-validation" needs ValidationData')
     best_loss, best_state, worse = math.inf, None, 0
     printer = _Printer(legacy_metric is not None, legacy_metric, validation is not None, metrics)
-    wanted = [*metrics, *([legacy_metric] if legacy_metric else [])]
+    wanted = [*metrics, *([BUILT_IN[legacy_metric]] if legacy_metric else [])]
+    objective, sign = _objective(caller, options.ObjectiveMetricName, wanted)
+    last = options.MaxEpochs * per_epoch
+    events = TrainingEvents(options, legacy, wanted, outcome.iterations, outcome.validations, last, saved)
     if options.Verbose:
         printer.header()
     start = time.perf_counter()
+    events.start()
     order = torch.randperm(count) if options.Shuffle in ("once", "every-epoch") else torch.arange(count)
     iteration, stop = 0, False
-    last = options.MaxEpochs * per_epoch
     for epoch in range(1, options.MaxEpochs + 1):
         if options.Shuffle == "every-epoch" and epoch > 1:
             order = torch.randperm(count)
@@ -334,7 +333,7 @@ def _train(
                 "BaseLearnRate": rate,
             }
             for metric in wanted:
-                record[metric] = _metric(metric, Y, Tb)
+                record[metric.name] = metric(Y, Tb)
             outcome.iterations.append(record)
             checked = None
             if validation is not None and (
@@ -343,14 +342,17 @@ def _train(
                 checked = _validate_net(net, validation, loss_fn, wanted, batch_size, device, dtype)
                 checked.update(Iteration=iteration, Epoch=epoch)
                 outcome.validations.append(checked)
-                if checked["ValidationLoss"] < best_loss:
-                    best_loss, worse = checked["ValidationLoss"], 0
+                if sign * checked[objective] < best_loss:  # the objective, as a value to minimize
+                    best_loss, worse = sign * checked[objective], 0
                     if output == "best-validation":
                         best_state = (iteration, copy.deepcopy(net.state_dict()))
                 else:
                     worse += 1
                     if worse >= options.ValidationPatience:
                         outcome.reason, stop = "Met validation criterion", True
+            epoch_end = position == per_epoch - 1
+            if events.iteration(net, record, checked, time.perf_counter() - start, epoch_end) and not stop:
+                outcome.reason, stop = STOPPED, True
             if options.Verbose and (
                 iteration == 1
                 or iteration % options.VerboseFrequency == 0
@@ -367,25 +369,43 @@ def _train(
     if output == "best-validation" and best_state is not None:
         outcome.output_iteration = best_state[0]
         net.load_state_dict(best_state[1])
+    events.done(outcome.reason, time.perf_counter() - start)
     net.to(home)
     if options.Verbose:
         printer.footer(outcome.reason)
     return outcome
 
 
+def _objective(caller: str, name: str, metrics: Sequence[Metric]) -> tuple[str, int]:
+    """The validation value ``ObjectiveMetricName`` names and its sign as a value to minimize:
+    the loss, or one of the metrics (a larger accuracy, F-score, ... is better)."""
+    if name.lower() == "loss":
+        return "ValidationLoss", 1
+    for metric in metrics:
+        if name.lower() in (metric.name.lower(), metric.column.lower()):
+            return metric.name, -1 if metric.larger else 1
+    raise DLFormatError(
+        f'{caller}: ObjectiveMetricName "{name}" is neither "loss" nor one of the Metrics '
+        f"({', '.join(metric.name for metric in metrics) or 'none given'})"
+    )
+
+
 def _validate_net(
     net: DLNetwork,
     validation: tuple[Column, Column],
     loss_fn: Loss,
-    metrics: Sequence[str],
+    metrics: Sequence[Metric],
     batch_size: int,
     device: torch.device,
     dtype: torch.dtype,
 ) -> dict[str, Any]:
-    """Loss and metrics over the validation data, in mini-batches, weighted by their sizes."""
+    """The loss over the validation data, in mini-batches weighted by their sizes, and each metric
+    over the rows of all of them together (a metric function: weighted by the sizes too)."""
     X, T = validation
     total = len(X)
-    sums: dict[str, float] = {"ValidationLoss": 0.0, **{m: 0.0 for m in metrics}}
+    sums: dict[str, float] = {"ValidationLoss": 0.0, **{m.name: 0.0 for m in metrics if not m.by_rows}}
+    outputs: list[np.ndarray] = []
+    targets: list[np.ndarray] = []
     with torch.no_grad():
         for begin in range(0, total, batch_size):
             indices = torch.arange(begin, min(begin + batch_size, total))
@@ -395,10 +415,15 @@ def _validate_net(
             share = len(indices) / total
             sums["ValidationLoss"] += float(loss._data if isinstance(loss, DLArray) else loss) * share
             for metric in metrics:
-                value = _metric(metric, Y, Tb)
-                sums[metric] += (value**2 if metric == "rmse" else value) * share
-    if "rmse" in sums:
-        sums["rmse"] = math.sqrt(sums["rmse"])
+                if not metric.by_rows:
+                    sums[metric.name] += metric(Y, Tb) * share
+            if any(metric.by_rows for metric in metrics):
+                y, t = rows(Y, Tb)
+                outputs.append(y)
+                targets.append(t)
+    if outputs:
+        y, t = np.concatenate(outputs), np.concatenate(targets)
+        sums.update({m.name: m.compute(y, t) for m in metrics if m.by_rows})
     return sums
 
 
@@ -518,16 +543,17 @@ def trainnet(
         )
     classes = _classes_of(T) if is_labels(T) else None
     trained, Xc, Tc, validation = _prepared("trainnet", source, X, T, options, classes, indices)
-    outcome = _train("trainnet", trained, Xc, Tc, validation, loss_fn, options, options.Metrics, None)
+    metrics = [metric_of("trainingOptions: Metrics", m) for m in options.Metrics]
+    outcome = _train("trainnet", trained, Xc, Tc, validation, loss_fn, options, metrics, None)
     # the variables MathWorks' TrainingInfo page lists, in its order; metrics by MATLAB's metric names
-    names = [_METRIC_NAMES[m] for m in options.Metrics]
+    names = [m.column for m in metrics]
     history = Table(
         ["Iteration", "Loss", *names, "Epoch", "LearnRate"],
         [
             (
                 r["Iteration"],
                 r["TrainingLoss"],
-                *(r[m] for m in options.Metrics),
+                *(r[m.name] for m in metrics),
                 r["Epoch"],
                 r["BaseLearnRate"],
             )
@@ -536,10 +562,7 @@ def trainnet(
     )
     validated = Table(
         ["Iteration", "Loss", *names],
-        [
-            (r["Iteration"], r["ValidationLoss"], *(r[m] for m in options.Metrics))
-            for r in outcome.validations
-        ],
+        [(r["Iteration"], r["ValidationLoss"], *(r[m.name] for m in metrics)) for r in outcome.validations],
     )
     return trained, TrainingInfo(history, validated, outcome.output_iteration, outcome.reason)
 
@@ -599,8 +622,20 @@ def trainNetwork(
     else:
         raise DLFormatError(f"trainNetwork: output layer {type(output).__name__} is not yet supported")
     net, Xc, Tc, validation = _prepared("trainNetwork", body, X, Y, options, classes)
+
+    def assembled(trained: DLNetwork) -> SeriesNetwork | DAGNetwork:
+        """The legacy network of the trained body and the output layer (also what checkpoints hold)."""
+        if not source_port:
+            return assembleNetwork([*trained.Layers, output])
+        graph = layerGraph(trained).addLayers(output)
+        return assembleNetwork(graph.connectLayers(source_port, output.Name))
+
+    def checkpoint(trained: DLNetwork) -> SeriesNetwork | DAGNetwork:
+        copied = copy.deepcopy(trained).eval()  # the network assembled holds its layers themselves
+        return assembled(copied)
+
     outcome = _train(
-        "trainNetwork", net, Xc, Tc, validation, output.forwardLoss, options, (), metric, legacy=True
+        "trainNetwork", net, Xc, Tc, validation, output.forwardLoss, options, (), metric, True, checkpoint
     )
     name = "Accuracy" if metric == "accuracy" else "RMSE"
     at = {r["Iteration"]: r for r in outcome.validations}
@@ -622,7 +657,4 @@ def trainNetwork(
         "OutputNetworkIteration": outcome.output_iteration,
     }
     net.eval()
-    if not source_port:
-        return assembleNetwork([*net.Layers, output]), LegacyTrainingInfo(fields)
-    trained = layerGraph(net).addLayers(output)
-    return assembleNetwork(trained.connectLayers(source_port, output.Name)), LegacyTrainingInfo(fields)
+    return assembled(net), LegacyTrainingInfo(fields)
