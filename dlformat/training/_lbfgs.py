@@ -32,11 +32,59 @@ from .._errors import DLFormatError
 from ..networks import DLNetwork
 from . import _parameters
 
-__all__ = ["LBFGSState", "lbfgsState", "lbfgsupdate"]
+__all__ = ["LBFGS_EXCLUDED", "LBFGS_OPTIONS", "LBFGSState", "lbfgsState", "lbfgsupdate"]
 
 LINE_SEARCH_METHODS = ("weak-wolfe", "strong-wolfe", "backtracking")
 SUFFICIENT_DECREASE = 1e-4  # c1 of the Armijo condition
 CURVATURE = 0.9  # c2 of the Wolfe curvature conditions
+
+
+def _no_initial_step_size(name: str, value: object) -> None:
+    if value is None or (isinstance(value, (list, tuple)) and len(value) == 0):
+        return None
+    raise DLFormatError(
+        f"{name}: an initial step size is not ported (MathWorks' rule for it is not settled here); leave "
+        "it [] to start from InitialInverseHessianFactor"
+    )
+
+
+def _line_search_method(name: str, value: object) -> str:
+    return _validate.choice(name, value, LINE_SEARCH_METHODS)
+
+
+def _positive_finite(name: str, value: object) -> float:
+    number = _validate.positive(name, value)
+    if not math.isfinite(number):
+        raise DLFormatError(f"{name} must be a finite positive number; got {number}")
+    return number
+
+
+# trainingOptions("lbfgs")'s own options (name -> (default, check)), in MATLAB's display order
+# (MathWorks' TrainingOptionsLBFGS page); trainnet trains with them through lbfgsupdate
+LBFGS_OPTIONS: dict[str, tuple[Any, Callable[[str, Any], Any]]] = {
+    "MaxIterations": (1000, _validate.positive_integer),
+    "LineSearchMethod": ("weak-wolfe", _line_search_method),
+    "HistorySize": (10, _validate.positive_integer),
+    "InitialInverseHessianFactor": (1.0, _positive_finite),
+    "InitialStepSize": (None, _no_initial_step_size),
+    "MaxNumLineSearchIterations": (20, _validate.positive_integer),
+    "GradientTolerance": (1e-5, _positive_finite),
+    "StepTolerance": (1e-5, _positive_finite),
+}
+# the mini-batch solvers' options an L-BFGS run has no use for: it takes the whole data set as
+# one batch each iteration, with the step from the line search
+LBFGS_EXCLUDED = (
+    "InitialLearnRate",
+    "MaxEpochs",
+    "LearnRateSchedule",
+    "LearnRateDropFactor",
+    "LearnRateDropPeriod",
+    "MiniBatchSize",
+    "Shuffle",
+    "L2Regularization",
+    "GradientThresholdMethod",
+    "GradientThreshold",
+)
 
 _READ_ONLY = (
     "HistorySize",
