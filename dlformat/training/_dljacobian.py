@@ -1,5 +1,5 @@
-"""MATLAB's ``dljacobian``, ``dldivergence`` and ``dllaplacian`` (R2024b): derivatives of model outputs with
-respect to their inputs, one observation at a time, for physics-informed losses.
+"""MATLAB's ``dljacobian``, ``dldivergence`` and ``dllaplacian`` (R2024b): derivatives of model
+outputs with respect to their inputs, one observation at a time, for physics-informed losses.
 
 ``dim`` is the *operation dimension*: the dimension of ``u`` and ``x`` holding the components
 that are differentiated. Every other dimension indexes independent points (observations), and

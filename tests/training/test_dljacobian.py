@@ -1,4 +1,5 @@
-"""dljacobian, dldivergence and dllaplacian against analytic derivatives, per point along the other dimensions."""
+"""dljacobian, dldivergence and dllaplacian against analytic derivatives, per point along the
+other dimensions."""
 
 from __future__ import annotations
 
