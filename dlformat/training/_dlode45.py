@@ -218,7 +218,13 @@ def _integrate(
                     (e * k for e, k in zip(_E, stages, strict=True) if e), start=torch.zeros_like(y)
                 )
                 err = _error_norm(error, y.detach(), y_new.detach(), threshold)
-            if err > relative:
+            if not err <= relative:  # also a NaN or infinite estimate
+                if h <= smallest or not math.isfinite(err):
+                    raise DLFormatError(
+                        f"dlode45: unable to meet the tolerances at t = {t:g} without a step below the "
+                        f"smallest allowed ({smallest:g}), or the solution is not finite; the ODE may be "
+                        "stiff or blow up"
+                    )
                 step = h * max(0.1, 0.8 * (relative / err) ** _POWER)
                 continue
             t = target if h == remaining else t + signed

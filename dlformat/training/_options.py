@@ -2,9 +2,11 @@
 
 ``trainingOptions(solverName, Name=Value)`` returns a :class:`TrainingOptions` whose MATLAB
 class name follows the solver (``TrainingOptionsSGDM``, ``TrainingOptionsADAM``,
-``TrainingOptionsRMSProp``). Each option is declared once in :data:`_OPTIONS` (its default and
-its check); the solver-specific ones in :data:`_SOLVER_OPTIONS`. The defaults and the display
-order are MathWorks' (the ``trainingOptions`` page's display of ``trainingOptions("sgdm")``).
+``TrainingOptionsRMSProp``, ``TrainingOptionsLBFGS``). Each option is declared once in
+:data:`_OPTIONS` (its default and its check); the solver-specific ones in :data:`_SOLVER_OPTIONS`
+(L-BFGS's in :mod:`._lbfgs`, with the shared ones it has no use for in ``_NOT_FOR``). The
+defaults and the display order are MathWorks' (the ``trainingOptions`` page's display of
+``trainingOptions("sgdm")``).
 Options dlformat does not act on yet are accepted only at their defaults: another value is a
 clear error, never silently ignored (docs/training.md lists them).
 """
@@ -237,7 +239,7 @@ _NOT_FOR = {"lbfgs": LBFGS_EXCLUDED}
 
 
 class TrainingOptions:
-    """MATLAB's ``TrainingOptionsSGDM`` / ``TrainingOptionsADAM`` / ``TrainingOptionsRMSProp``.
+    """MATLAB's ``TrainingOptionsSGDM`` / ``ADAM`` / ``RMSProp`` / ``LBFGS`` (by the solver).
 
     Made by :func:`trainingOptions`. Every option is an attribute with MATLAB's name; setting
     one checks it as the constructor does. ``get_config()`` / ``TrainingOptions.from_config``

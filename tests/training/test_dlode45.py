@@ -115,6 +115,11 @@ def test_two_times_and_decreasing_times():
         (lambda y: dlf.dlode45(decay, TIMES, y, 1.0, AbsoluteTolerance=-1), "AbsoluteTolerance"),
         (lambda y: dlf.dlode45(lambda t, y, k: dlf.stripdims(y)[:1], TIMES, y, 1.0), "must return an array"),
         (lambda y: dlf.dlode45("f", TIMES, y, 1.0), "ODE function"),
+        (
+            lambda y: dlf.dlode45(lambda t, y, k: y * float("nan"), TIMES, y, 1.0),
+            "unable to meet the tolerances",
+        ),
+        (lambda y: dlf.dlode45(lambda t, y, k: y**2, TIMES, y, 1.0), "unable to meet the tolerances"),
     ],
 )
 def test_errors(call, message):
