@@ -8,8 +8,9 @@ largest step is a tenth of the interval. Steps end exactly on each requested tim
 ``ode45``'s interpolation, so the intermediate steps (not the accuracy) differ from MATLAB's.
 
 Gradients: ``GradientMode="direct"`` differentiates through the solver's operations (torch
-autograd over every accepted step; the step-size choices are constants). ``"adjoint"`` (solving
-the adjoint ODE backwards) is not ported: it is an error.
+autograd over every accepted step; the step-size choices are constants). ``"adjoint"`` keeps no
+trace of the forward solve and solves the adjoint ODE backwards (Chen et al., the method
+MathWorks' page cites), with the same integrator and tolerances.
 """
 
 from __future__ import annotations
@@ -25,6 +26,8 @@ from .. import _validate
 from .._dlarray import DLArray, dlarray
 from .._errors import DLFormatError
 from .._options import matlab_function
+from ..networks import DLNetwork
+from . import _parameters
 
 __all__ = ["dlode45"]
 
@@ -92,8 +95,10 @@ def dlode45(
     ``"CBT"``), the last dimension for unformatted ``Y0`` (``C×B×T`` for ``DataFormat="CB"``),
     also when ``tspan`` has only two times. ``Y0`` must not have a ``"T"`` dimension.
 
-    Options: ``DataFormat`` (needed for unformatted ``Y0``), ``GradientMode`` (``"direct"``
-    only), ``AbsoluteTolerance`` (1e-6), ``RelativeTolerance`` (1e-3).
+    Options: ``DataFormat`` (needed for unformatted ``Y0``), ``GradientMode`` (``"direct"``:
+    autograd through the steps, or ``"adjoint"``: the adjoint ODE solved backwards, which
+    differentiates with respect to ``Y0`` and the traced tensors in ``theta``),
+    ``AbsoluteTolerance`` (1e-6), ``RelativeTolerance`` (1e-3).
 
     Examples:
         >>> Y0 = dlf.dlarray(torch.ones(1, 1, dtype=torch.float64), "CB")
@@ -107,10 +112,6 @@ def dlode45(
             f"{_validate.describe(odefun)}"
         )
     mode = _validate.choice("dlode45 GradientMode", GradientMode, ("direct", "adjoint"))
-    if mode == "adjoint":
-        raise DLFormatError(
-            'dlode45 GradientMode "adjoint" is not ported; use "direct" (gradients through the solver steps)'
-        )
     absolute = _tolerance("AbsoluteTolerance", AbsoluteTolerance)
     relative = _tolerance("RelativeTolerance", RelativeTolerance)
     times = _times(tspan)
@@ -133,11 +134,84 @@ def dlode45(
             )
         return out.to(y.dtype)
 
-    solutions = _integrate(f, times, data, absolute, relative)
-    stacked = torch.stack(solutions, dim=-1)
+    if mode == "adjoint":
+        stacked = _adjoint_solution(f, times, data, _learnables(theta), absolute, relative)
+    else:
+        stacked = torch.stack(_integrate(f, times, data, absolute, relative), dim=-1)
     if DataFormat is not None:
         return DLArray._wrap(stacked, "")
     return dlarray(stacked, fmt + "T")
+
+
+def _learnables(theta: Any) -> list[torch.Tensor]:
+    """The traced tensors in ``theta`` (a network's learnables, or the leaves of a container)."""
+    if isinstance(theta, DLNetwork):
+        leaves: list[Any] = [value for _, _, value in theta.Learnables]
+    else:
+        try:
+            leaves, _ = _parameters.flatten("dlode45", "theta", theta)
+        except DLFormatError:  # a number, a function, ...: nothing to differentiate
+            return []
+    tensors = [_parameters.as_tensor(leaf) for leaf in leaves]
+    return [t for t in tensors if t.requires_grad]
+
+
+def _adjoint_solution(
+    f: Callable[[float, torch.Tensor], torch.Tensor],
+    times: list[float],
+    y0: torch.Tensor,
+    learnables: list[torch.Tensor],
+    absolute: float,
+    relative: float,
+) -> torch.Tensor:
+    """The solution at ``times[1:]`` (stacked last), differentiated by the adjoint method.
+
+    The forward solve keeps no trace. The backward pass integrates, from each output time to the
+    one before, the augmented system of Chen et al. (MathWorks' reference [1]): the state ``y``
+    itself (restarted from the forward solution there), the adjoint ``a`` with
+    ``a' = −aᵀ∂f/∂y`` (plus the incoming gradient at each output time), and ``g' = −aᵀ∂f/∂θ``;
+    ``a`` and ``g`` at the initial time are the gradients of ``Y0`` and of ``theta``'s learnables.
+    """
+    shapes = [y0.shape, y0.shape, *(p.shape for p in learnables)]
+    sizes = [math.prod(shape) for shape in shapes]
+
+    def pack(parts: list[torch.Tensor]) -> torch.Tensor:
+        return torch.cat([part.reshape(-1).to(y0.dtype) for part in parts])
+
+    def unpack(z: torch.Tensor) -> list[torch.Tensor]:
+        return [part.reshape(shape) for part, shape in zip(z.split(sizes), shapes, strict=True)]
+
+    def augmented(t: float, z: torch.Tensor) -> torch.Tensor:
+        y, a, *_ = unpack(z)
+        with torch.enable_grad():
+            traced = y.detach().requires_grad_()
+            slope = f(t, traced)
+            found = torch.autograd.grad(slope, [traced, *learnables], a, allow_unused=True)
+        vjps = [torch.zeros_like(p) if g is None else g for p, g in zip([y, *learnables], found, strict=True)]
+        return pack([slope.detach(), -vjps[0], *(-v for v in vjps[1:])])
+
+    class Adjoint(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx: Any, start: torch.Tensor, *parameters: torch.Tensor) -> torch.Tensor:
+            solutions = _integrate(f, times, start.detach(), absolute, relative)
+            ctx.save_for_backward(start.detach(), *solutions)
+            return torch.stack(solutions, dim=-1)
+
+        @staticmethod
+        @torch.autograd.function.once_differentiable
+        def backward(ctx: Any, grad: torch.Tensor) -> tuple[torch.Tensor, ...]:
+            solutions = ctx.saved_tensors
+            a = torch.zeros_like(y0)
+            sums = [torch.zeros_like(p) for p in learnables]
+            for k in range(len(times) - 1, 0, -1):
+                a = a + grad[..., k - 1]
+                z0 = pack([solutions[k], a, *sums])
+                (z,) = _integrate(augmented, [times[k], times[k - 1]], z0, absolute, relative)
+                _, a, *sums = unpack(z)
+            return (a, *sums)
+
+    result: torch.Tensor = Adjoint.apply(y0, *learnables)
+    return result
 
 
 def _initial(Y0: Any, data_format: Any) -> tuple[str, torch.Tensor]:
