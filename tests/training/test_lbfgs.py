@@ -17,6 +17,7 @@ import torch
 
 import dlformat as dlf
 from dlformat import DLFormatError
+from dlformat._display import Table
 
 C1, C2 = 1e-4, 0.9
 
@@ -251,3 +252,41 @@ def test_the_state_display_and_read_only_properties():
 def test_errors(call, message):
     with pytest.raises(DLFormatError, match=message):
         call()
+
+
+def test_a_learnables_table_of_dlarrays_matches_the_reference():
+    # least squares for y = W x + b, parameters in a Learnables-style table, loss through dlfeval
+    rng = np.random.default_rng(0)
+    X, T = rng.standard_normal((2, 10)), rng.standard_normal((1, 10))
+
+    def reference(w):  # w = [W1 W2 b]
+        residual = w[:2] @ X + w[2] - T[0]
+        return np.mean(residual**2), 2 / 10 * np.concatenate([X @ residual, [residual.sum()]])
+
+    def model_loss(params):
+        W, b = params.rows[0][2], params.rows[1][2]
+        Y = dlf.stripdims(W) @ torch.tensor(X) + dlf.stripdims(b)
+        loss = dlf.dlarray(((Y - torch.tensor(T)) ** 2).mean())
+        return loss, dlf.dlgradient(loss, params)
+
+    w0 = np.array([0.5, -1.0, 0.2])
+    params = Table(
+        ("Layer", "Parameter", "Value"),
+        [
+            ("fc", "Weights", dlf.dlarray(torch.tensor(w0[None, :2]))),
+            ("fc", "Bias", dlf.dlarray(torch.tensor(w0[2:]))),
+        ],
+    )
+    state, got = None, []
+    for _ in range(4):
+        params, state = dlf.lbfgsupdate(
+            params, lambda p: dlf.dlfeval(model_loss, p), state, "LineSearchMethod", "strong-wolfe"
+        )
+        assert params.columns == ("Layer", "Parameter", "Value") and [row[:2] for row in params.rows] == [
+            ("fc", "Weights"),
+            ("fc", "Bias"),
+        ]
+        got.append(np.concatenate([dlf.extractdata(row[2]).numpy().ravel() for row in params.rows]))
+    expected, _ = numpy_lbfgs(reference, w0, 4, "strong-wolfe")
+    np.testing.assert_allclose(np.array(got), np.array(expected), rtol=1e-12, atol=1e-14)
+    assert isinstance(state.StepHistory[0], Table) and isinstance(state.Gradients, Table)
