@@ -258,8 +258,17 @@ class _Problem:
         self.loss_fcn = loss_fcn
         self.outputs = outputs
         if isinstance(params, DLNetwork):
-            self.keys, self.leaves, _ = _parameters.network_rows(params)
+            self.keys, self.leaves, factors = _parameters.network_rows(params)
             self.structure = None
+            scaled = [
+                f"{layer}/{name}" for (layer, name), f in zip(self.keys, factors, strict=True) if f != 1
+            ]
+            if scaled:  # how MATLAB's L-BFGS treats them is not on its pages: no silent guess
+                raise DLFormatError(
+                    f"lbfgsupdate: learn-rate factors other than 1 ({', '.join(scaled)}) are not supported "
+                    "with L-BFGS (MathWorks' pages do not say how it applies them); set them to 1, or pass "
+                    "the learnables to update as a container of dlarrays"
+                )
         else:
             self.leaves, self.structure = _parameters.flatten("lbfgsupdate", "the parameters", params)
         self.start = [_parameters.as_tensor(leaf).detach().clone() for leaf in self.leaves]

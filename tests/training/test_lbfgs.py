@@ -192,6 +192,12 @@ def test_a_network_and_its_learnables_table():
     assert not torch.equal(start, torch.cat([value.detach().reshape(-1) for _, _, value in net.Learnables]))
 
 
+def test_learn_rate_factors_other_than_one_are_refused():
+    net = dlf.dlnetwork([dlf.featureInputLayer(2), dlf.fullyConnectedLayer(1, WeightLearnRateFactor=0)])
+    with pytest.raises(DLFormatError, match=r"learn-rate factors other than 1 \(fc/Weights\)"):
+        dlf.lbfgsupdate(net, lambda n: (0.0, n.Learnables), None)
+
+
 def test_a_dict_of_parameters_and_extra_outputs():
     params = {"a": torch.tensor([0.0], dtype=torch.float64), "b": torch.tensor([4.0], dtype=torch.float64)}
 
