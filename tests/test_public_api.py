@@ -61,6 +61,7 @@ PUBLIC = {
     "dlaccelerate", "AcceleratedFunction", "clearCache", "dljacobian", "dldivergence", "ctc",
     "dlupdate", "adamupdate", "sgdmupdate", "rmspropupdate", "minibatchqueue", "MiniBatchQueue", "padsequences",
     "trainingProgressMonitor", "TrainingProgressMonitor", "recordMetrics", "updateInfo", "groupSubPlot",
+    "lbfgsupdate", "lbfgsState", "LBFGSState", "dllaplacian", "dlode45",
     # trainingOptions, schedules, trainnet and trainNetwork (issue 16)
     "trainingOptions", "TrainingOptions", "trainnet", "TrainingInfo", "trainNetwork", "LegacyTrainingInfo",
     "piecewiseLearnRate", "exponentialLearnRate", "LearnRateSchedule",

@@ -2,7 +2,8 @@
 ``dlupdate``, the solver update functions, ``minibatchqueue`` and ``trainingProgressMonitor``.
 
 One module per concept: ``_dlfeval`` (evaluation with tracing), ``_dlgradient``, ``_dlupdate``,
-``_solvers`` (``adamupdate``, ``sgdmupdate``, ``rmspropupdate``), ``_minibatchqueue``,
+``_solvers`` (``adamupdate``, ``sgdmupdate``, ``rmspropupdate``), ``_lbfgs`` (``lbfgsupdate``,
+``lbfgsState``), ``_dlode45``, ``_minibatchqueue``,
 ``_monitor``; ``_parameters`` takes apart and rebuilds the containers parameters come in
 (a network, a Learnables table, dicts, lists, tuples, dlarrays). The loss functions are in
 :mod:`dlformat.functional`. See docs/training_loop.md.
@@ -11,8 +12,10 @@ One module per concept: ``_dlfeval`` (evaluation with tracing), ``_dlgradient``,
 from ._dlaccelerate import AcceleratedFunction, clearCache, dlaccelerate
 from ._dlfeval import dlfeval
 from ._dlgradient import dlgradient
-from ._dljacobian import dldivergence, dljacobian
+from ._dljacobian import dldivergence, dljacobian, dllaplacian
+from ._dlode45 import dlode45
 from ._dlupdate import dlupdate
+from ._lbfgs import LBFGSState, lbfgsState, lbfgsupdate
 from ._minibatchqueue import MiniBatchQueue, minibatchqueue
 from ._monitor import (
     TrainingProgressMonitor,
@@ -28,6 +31,7 @@ from ._trainer import LegacyTrainingInfo, TrainingInfo, trainnet, trainNetwork
 
 __all__ = [
     "AcceleratedFunction",
+    "LBFGSState",
     "LearnRateSchedule",
     "LegacyTrainingInfo",
     "MiniBatchQueue",
@@ -41,9 +45,13 @@ __all__ = [
     "dlfeval",
     "dlgradient",
     "dljacobian",
+    "dllaplacian",
+    "dlode45",
     "dlupdate",
     "exponentialLearnRate",
     "groupSubPlot",
+    "lbfgsState",
+    "lbfgsupdate",
     "minibatchqueue",
     "piecewiseLearnRate",
     "recordMetrics",

@@ -1,5 +1,5 @@
-"""MATLAB's ``dljacobian`` and ``dldivergence`` (R2024b): derivatives of model outputs with
-respect to their inputs, one observation at a time, for physics-informed losses.
+"""MATLAB's ``dljacobian``, ``dldivergence`` and ``dllaplacian`` (R2024b): derivatives of model
+outputs with respect to their inputs, one observation at a time, for physics-informed losses.
 
 ``dim`` is the *operation dimension*: the dimension of ``u`` and ``x`` holding the components
 that are differentiated. Every other dimension indexes independent points (observations), and
@@ -26,7 +26,7 @@ from .._errors import DLFormatError
 from .._options import matlab_function
 from ._dlfeval import inside_dlfeval
 
-__all__ = ["dldivergence", "dljacobian"]
+__all__ = ["dldivergence", "dljacobian", "dllaplacian"]
 
 
 def _traced_data(caller: str, name: str, value: Any) -> torch.Tensor:
@@ -145,3 +145,34 @@ def dldivergence(u: Any, x: Any, dim: Any, *, EnableHigherDerivatives: Any = Tru
         start=torch.zeros_like(gradients[0].narrow(axis, 0, 1)),
     )
     return DLArray._wrap(divergence, "")
+
+
+@matlab_function
+def dllaplacian(u: Any, x: Any, dim: Any, *, EnableHigherDerivatives: Any = True) -> DLArray:
+    """MATLAB's ``lap = dllaplacian(u, x, dim)``: ``sum_j d²u_i/dx_j²`` per point and component.
+
+    ``u`` and ``x`` are traced unformatted dlarrays of the same sizes but along ``dim``; the
+    result has ``u``'s size (one Laplacian per component of ``u``: MathWorks' example has one
+    component, ``size(lap) = size(u) = 1×N``), unformatted. ``EnableHigherDerivatives`` as in
+    :func:`dljacobian`. One double backward pass per pair of ``u`` and ``x`` components.
+
+    Examples:
+        >>> def f(x):
+        ...     u = dlf.dlarray((dlf.stripdims(x) ** 3).sum(0, keepdim=True))
+        ...     return dlf.dllaplacian(u, x, 1)
+        >>> lap = dlf.dlfeval(f, dlf.dlarray(torch.tensor([[1.0, 2.0], [3.0, 4.0]])))
+        >>> dlf.extractdata(lap).tolist()
+        [[24.0, 36.0]]
+    """
+    u_data, x_data, axis, create = _operands("dllaplacian", u, x, dim, EnableHigherDerivatives)
+    x_size = x_data.shape[axis] if axis < x_data.dim() else 1
+    components = []
+    for gradient in _component_gradients(u_data, x_data, axis, True):
+        # d/dx_j of du_i/dx_j, summed over j (the points are independent, so sums over points separate)
+        total = torch.zeros_like(gradient.narrow(axis, 0, 1))
+        if gradient.requires_grad:  # otherwise u is linear in x: no second derivative
+            for j in range(x_size):
+                (second,) = _component_gradients(gradient.narrow(axis, j, 1), x_data, axis, create)
+                total = total + second.narrow(axis, j, 1)
+        components.append(total)
+    return DLArray._wrap(torch.cat(components, dim=axis).to(u_data.dtype), "")

@@ -2,9 +2,11 @@
 
 ``trainingOptions(solverName, Name=Value)`` returns a :class:`TrainingOptions` whose MATLAB
 class name follows the solver (``TrainingOptionsSGDM``, ``TrainingOptionsADAM``,
-``TrainingOptionsRMSProp``). Each option is declared once in :data:`_OPTIONS` (its default and
-its check); the solver-specific ones in :data:`_SOLVER_OPTIONS`. The defaults and the display
-order are MathWorks' (the ``trainingOptions`` page's display of ``trainingOptions("sgdm")``).
+``TrainingOptionsRMSProp``, ``TrainingOptionsLBFGS``). Each option is declared once in
+:data:`_OPTIONS` (its default and its check); the solver-specific ones in :data:`_SOLVER_OPTIONS`
+(L-BFGS's in :mod:`._lbfgs`, with the shared ones it has no use for in ``_NOT_FOR``). The
+defaults and the display order are MathWorks' (the ``trainingOptions`` page's display of
+``trainingOptions("sgdm")``).
 Options dlformat does not act on yet are accepted only at their defaults: another value is a
 clear error, never silently ignored (docs/training.md lists them).
 """
@@ -21,6 +23,7 @@ import numpy as np
 
 from .. import _validate
 from .._errors import DLFormatError
+from ._lbfgs import LBFGS_EXCLUDED, LBFGS_OPTIONS
 from ._metrics import metric_of
 from ._progress_plot import PLOT_FILES, require_matplotlib
 from ._schedules import LearnRateSchedule, check_schedule
@@ -33,6 +36,7 @@ _CLASS_NAMES = {
     "sgdm": "TrainingOptionsSGDM",
     "adam": "TrainingOptionsADAM",
     "rmsprop": "TrainingOptionsRMSProp",
+    "lbfgs": "TrainingOptionsLBFGS",
 }
 
 Check = Callable[[str, Any], Any]
@@ -253,12 +257,15 @@ _SOLVER_OPTIONS: dict[str, dict[str, tuple[Any, Check]]] = {
         "Epsilon": (1e-8, _validate.positive),
     },
     "rmsprop": {"SquaredGradientDecayFactor": (0.9, _decay), "Epsilon": (1e-8, _validate.positive)},
+    "lbfgs": LBFGS_OPTIONS,
 }
 _INITIAL_LEARN_RATE = {"sgdm": 0.01, "adam": 0.001, "rmsprop": 0.001}
+# the shared options a solver has no use for: L-BFGS takes the whole data set each iteration
+_NOT_FOR = {"lbfgs": LBFGS_EXCLUDED}
 
 
 class TrainingOptions:
-    """MATLAB's ``TrainingOptionsSGDM`` / ``TrainingOptionsADAM`` / ``TrainingOptionsRMSProp``.
+    """MATLAB's ``TrainingOptionsSGDM`` / ``ADAM`` / ``RMSProp`` / ``LBFGS`` (by the solver).
 
     Made by :func:`trainingOptions`. Every option is an attribute with MATLAB's name; setting
     one checks it as the constructor does. ``get_config()`` / ``TrainingOptions.from_config``
@@ -267,15 +274,13 @@ class TrainingOptions:
 
     def __init__(self, solverName: str, **options: Any) -> None:
         solver = _validate.choice("trainingOptions: solverName", solverName, SOLVERS)
-        if solver == "lbfgs":
-            raise DLFormatError(
-                'trainingOptions: the "lbfgs" solver is not yet ported; use "sgdm", "adam" or "rmsprop"'
-            )
         object.__setattr__(self, "SolverName", solver)
-        object.__setattr__(self, "_declared", {**_SOLVER_OPTIONS[solver], **_OPTIONS})
+        shared = {name: o for name, o in _OPTIONS.items() if name not in _NOT_FOR.get(solver, ())}
+        object.__setattr__(self, "_declared", {**_SOLVER_OPTIONS[solver], **shared})
         for name, (default, _) in self._declared.items():
             object.__setattr__(self, name, default)
-        object.__setattr__(self, "InitialLearnRate", _INITIAL_LEARN_RATE[solver])
+        if solver in _INITIAL_LEARN_RATE:
+            object.__setattr__(self, "InitialLearnRate", _INITIAL_LEARN_RATE[solver])
         lowered = {name.lower(): name for name in self._declared}
         for key, value in options.items():
             name = lowered.get(key.lower())
@@ -358,7 +363,9 @@ def _shown(value: Any) -> str:
 def trainingOptions(solverName: str, *pairs: Any, **options: Any) -> TrainingOptions:
     """MATLAB's ``options = trainingOptions(solverName, Name=Value)``.
 
-    ``solverName`` is ``"sgdm"``, ``"adam"`` or ``"rmsprop"`` (``"lbfgs"`` is not yet ported).
+    ``solverName`` is ``"sgdm"``, ``"adam"``, ``"rmsprop"`` or ``"lbfgs"`` (full-batch L-BFGS:
+    ``MaxIterations``, ``LineSearchMethod``, ``GradientTolerance``, ... instead of the
+    mini-batch and learning-rate options).
     Options take MATLAB's names (any case, or as ``'Name', value`` pairs) and defaults; see
     docs/training.md for each and for those not yet supported.
 

@@ -253,6 +253,63 @@ class _Printer:
             print(f"Training stopped: {reason}")
 
 
+class _Validation:
+    """Validation runs and their bookkeeping: the best network for ``OutputNetwork``, and the
+    count of validations in a row without improvement for ``ValidationPatience``, both judged by
+    ``ObjectiveMetricName``."""
+
+    def __init__(
+        self,
+        caller: str,
+        options: TrainingOptions,
+        data: tuple[Column, Column] | None,
+        loss_fn: Loss,
+        metrics: Sequence[Metric],
+        legacy: bool,
+    ) -> None:
+        output = options.OutputNetwork
+        if output == "auto":  # trainnet's "auto" picks the best validation; trainNetwork kept the last
+            output = "best-validation" if data is not None and not legacy else "last-iteration"
+        if output == "best-validation" and data is None:
+            raise DLFormatError(f'{caller}: OutputNetwork "best-validation" needs ValidationData')
+        self.output, self.data, self.loss_fn, self.metrics = output, data, loss_fn, metrics
+        self.objective, self.sign = _objective(caller, options.ObjectiveMetricName, metrics)
+        self.patience = options.ValidationPatience
+        self.best_loss, self.worse = math.inf, 0
+        self.best_state: tuple[int, dict[str, Any]] | None = None
+
+    def run(
+        self,
+        net: DLNetwork,
+        outcome: _Outcome,
+        iteration: int,
+        epoch: int,
+        batch_size: int,
+        device: torch.device,
+        dtype: torch.dtype,
+    ) -> tuple[dict[str, Any], bool]:
+        """Validates ``net`` and records it; also whether the validation criterion is met."""
+        assert self.data is not None
+        checked = _validate_net(net, self.data, self.loss_fn, self.metrics, batch_size, device, dtype)
+        checked.update(Iteration=iteration, Epoch=epoch)
+        outcome.validations.append(checked)
+        value = self.sign * checked[self.objective]  # the objective, as a value to minimize
+        if value < self.best_loss:
+            self.best_loss, self.worse = value, 0
+            if self.output == "best-validation":
+                self.best_state = (iteration, copy.deepcopy(net.state_dict()))
+        else:
+            self.worse += 1
+        return checked, self.worse >= self.patience
+
+    def finish(self, net: DLNetwork, outcome: _Outcome, iteration: int) -> None:
+        """The output network: the last iteration's, or the best validation's put back into ``net``."""
+        outcome.output_iteration = iteration
+        if self.output == "best-validation" and self.best_state is not None:
+            outcome.output_iteration = self.best_state[0]
+            net.load_state_dict(self.best_state[1])
+
+
 def _train(
     caller: str,
     net: DLNetwork,
@@ -270,6 +327,15 @@ def _train(
     count = len(X)
     if len(T) != count:
         raise DLFormatError(f"{caller}: X has {count} observations; the targets have {len(T)}")
+    if options.SolverName == "lbfgs":  # full-batch, its own loop; imported here: it builds on this module
+        from ._lbfgs_training import train_lbfgs
+
+        if legacy:
+            raise DLFormatError(
+                f'{caller} does not train with the "lbfgs" solver; use trainnet, as MATLAB does'
+            )
+        validating = _Validation(caller, options, validation, loss_fn, metrics, legacy)
+        return train_lbfgs(net, X, T, loss_fn, options, metrics, validating)
     device = _device(options)
     # the trained network comes back where the caller's was (training may run on the GPU)
     home = next((value.device for _, _, value in net.Learnables), torch.device("cpu"))
@@ -286,15 +352,9 @@ def _train(
     keys, parameters, l2_factors = _parameters.network_rows(net, "L2Factor")
     solver = _Solver(options)
     outcome = _Outcome()
-    output = options.OutputNetwork
-    if output == "auto":  # trainnet's "auto" picks the best validation; trainNetwork kept the last
-        output = "best-validation" if validation is not None and not legacy else "last-iteration"
-    if output == "best-validation" and validation is None:
-        raise DLFormatError(f'{caller}: OutputNetwork "best-validation" needs ValidationData')
-    best_loss, best_state, worse = math.inf, None, 0
     printer = _Printer(legacy_metric is not None, legacy_metric, validation is not None, metrics)
     wanted = [*metrics, *([BUILT_IN[legacy_metric]] if legacy_metric else [])]
-    objective, sign = _objective(caller, options.ObjectiveMetricName, wanted)
+    validating = _Validation(caller, options, validation, loss_fn, wanted, legacy)
     last = options.MaxEpochs * per_epoch
     events = TrainingEvents(options, legacy, wanted, outcome.iterations, outcome.validations, last, saved)
     if options.Verbose:
@@ -339,17 +399,9 @@ def _train(
             if validation is not None and (
                 iteration == 1 or iteration % options.ValidationFrequency == 0 or iteration == last
             ):
-                checked = _validate_net(net, validation, loss_fn, wanted, batch_size, device, dtype)
-                checked.update(Iteration=iteration, Epoch=epoch)
-                outcome.validations.append(checked)
-                if sign * checked[objective] < best_loss:  # the objective, as a value to minimize
-                    best_loss, worse = sign * checked[objective], 0
-                    if output == "best-validation":
-                        best_state = (iteration, copy.deepcopy(net.state_dict()))
-                else:
-                    worse += 1
-                    if worse >= options.ValidationPatience:
-                        outcome.reason, stop = "Met validation criterion", True
+                checked, met = validating.run(net, outcome, iteration, epoch, batch_size, device, dtype)
+                if met:
+                    outcome.reason, stop = "Met validation criterion", True
             epoch_end = position == per_epoch - 1
             if events.iteration(net, record, checked, time.perf_counter() - start, epoch_end) and not stop:
                 outcome.reason, stop = STOPPED, True
@@ -365,10 +417,7 @@ def _train(
                 break
         if stop:
             break
-    outcome.output_iteration = iteration
-    if output == "best-validation" and best_state is not None:
-        outcome.output_iteration = best_state[0]
-        net.load_state_dict(best_state[1])
+    validating.finish(net, outcome, iteration)
     events.done(outcome.reason, time.perf_counter() - start)
     net.to(home)
     if options.Verbose:
@@ -547,15 +596,21 @@ def trainnet(
     outcome = _train("trainnet", trained, Xc, Tc, validation, loss_fn, options, metrics, None)
     # the variables MathWorks' TrainingInfo page lists, in its order; metrics by MATLAB's metric names
     names = [m.column for m in metrics]
+    # L-BFGS has no epochs nor learning rate: its norms instead (the columns of its verbose table)
+    lbfgs = options.SolverName == "lbfgs"
+    last = (
+        {"GradientNorm": "GradientNorm", "StepNorm": "StepNorm"}
+        if lbfgs
+        else {"Epoch": "Epoch", "LearnRate": "BaseLearnRate"}
+    )
     history = Table(
-        ["Iteration", "Loss", *names, "Epoch", "LearnRate"],
+        ["Iteration", "Loss", *names, *last],
         [
             (
                 r["Iteration"],
                 r["TrainingLoss"],
                 *(r[m.name] for m in metrics),
-                r["Epoch"],
-                r["BaseLearnRate"],
+                *(r[k] for k in last.values()),
             )
             for r in outcome.iterations
         ],

@@ -1,4 +1,5 @@
-"""dljacobian and dldivergence against analytic derivatives, per point along the other dimensions."""
+"""dljacobian, dldivergence and dllaplacian against analytic derivatives, per point along the
+other dimensions."""
 
 from __future__ import annotations
 
@@ -83,6 +84,45 @@ def test_a_component_u_does_not_depend_on_gives_zeros():
     np.testing.assert_array_equal(dlf.extractdata(jac).detach().numpy(), expected)
 
 
+def test_the_laplacian_of_a_scalar_field_per_point():
+    # u = sum_j x_j^3 (one component): lap = sum_j 6 x_j, u's size 1x4 (MathWorks' example layout)
+    lap = evaluate(lambda x: dlf.dllaplacian(dlf.sum(x**3, 1), x, 1))
+    assert dlf.dims(lap) == "" and tuple(lap.shape) == (1, 4)
+    np.testing.assert_allclose(
+        dlf.extractdata(lap).detach().numpy(), 6 * X0.sum(0, keepdims=True), rtol=1e-15
+    )
+
+
+def test_the_laplacian_of_each_component_and_along_the_second_dimension():
+    # u = [x1^2 x2; sin(x1) + x2^3]: lap = [2 x2; -sin(x1) + 6 x2]
+    def u_of(x):
+        x1, x2 = x[0:1, :], x[1:2, :]
+        return dlf.cat(1, x1**2 * x2, dlf.sin(x1) + x2**3)
+
+    x1, x2 = X0
+    expected = np.stack([2 * x2, -np.sin(x1) + 6 * x2])
+    lap = evaluate(lambda x: dlf.dllaplacian(u_of(x), x, 1))
+    np.testing.assert_allclose(dlf.extractdata(lap).detach().numpy(), expected, rtol=1e-14)
+    transposed = evaluate(lambda x: dlf.dllaplacian(dlf.transpose(u_of(dlf.transpose(x))), x, 2), X0.T)
+    np.testing.assert_allclose(dlf.extractdata(transposed).detach().numpy(), expected.T, rtol=1e-14)
+
+
+def test_the_laplacian_of_a_linear_field_and_higher_derivatives():
+    lap = evaluate(lambda x: dlf.dllaplacian(x * 3, x, 1))
+    np.testing.assert_array_equal(dlf.extractdata(lap).detach().numpy(), np.zeros_like(X0))
+
+    # lap(sum_j x_j^3) = 6 sum_j x_j per point: its sum over points has gradient 6 everywhere
+    def gradient_of_laplacian(x, higher=True):
+        lap = dlf.dllaplacian(dlf.sum(x**3, 1), x, 1, EnableHigherDerivatives=higher)
+        return dlf.dlgradient(dlf.sum(lap, "all"), x)
+
+    np.testing.assert_array_equal(
+        dlf.extractdata(evaluate(gradient_of_laplacian)).numpy(), np.full_like(X0, 6.0)
+    )
+    with pytest.raises(DLFormatError, match="not traced"):
+        evaluate(lambda x: gradient_of_laplacian(x, higher=False))
+
+
 def call(function, x=None):
     x = dlf.dlarray(torch.tensor(X0)) if x is None else x
     return dlf.dlfeval(function, x)
@@ -110,6 +150,11 @@ def call(function, x=None):
             "same size along the operation dimension 1; got 1 and 2",
         ),
         (lambda x: dlf.dljacobian(3, x, 1), "dljacobian: u must be a dlarray"),
+        (
+            lambda x: dlf.dllaplacian(dlf.dlarray(x, "CB"), x, 1),
+            'dllaplacian: u must be an unformatted dlarray; got format "CB"',
+        ),
+        (lambda x: dlf.dllaplacian(x[:, 0:2], x, 1), "must have the same sizes"),
     ],
 )
 def test_bad_input_is_refused(function, match):

@@ -94,7 +94,6 @@ def test_setting_an_option_checks_it():
     ("solver", "options", "message"),
     [
         ("sgdx", {}, 'solverName must be one of "sgdm"'),
-        ("lbfgs", {}, '"lbfgs" solver is not yet ported'),
         ("sgdm", {"Epsilon": 1e-6}, "'Epsilon' is not an option for solver 'sgdm'"),
         ("adam", {"Momentum": 0.5}, "'Momentum' is not an option for solver 'adam'"),
         ("sgdm", {"InitalLearnRate": 1e-4}, "'InitalLearnRate' is not an option"),

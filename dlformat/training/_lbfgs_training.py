@@ -1,0 +1,171 @@
+"""``trainnet`` with ``trainingOptions("lbfgs")``: full-batch L-BFGS through :func:`lbfgsupdate`.
+
+MathWorks' TrainingOptionsLBFGS page: the L-BFGS solver processes the whole training set in
+each iteration. Each iteration here is one ``lbfgsupdate`` call on the network, whose loss
+function is the network's loss (training behaviour) over all observations and its gradients.
+Training stops after ``MaxIterations``, when the gradient norm falls below
+``GradientTolerance``, when the step norm falls below ``StepTolerance``, when the line search
+fails, or by the validation criterion (``ValidationPatience``), validation running as for the
+other solvers. The verbose table has MATLAB's L-BFGS columns (Iteration, TimeElapsed,
+TrainingLoss, GradientNorm, StepNorm, as MathWorks' example transcripts show).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from typing import Any
+
+import torch
+
+from .._dlarray import DLArray
+from ..networks import DLNetwork
+from . import _parameters
+from ._data import Column
+from ._events import TrainingEvents
+from ._lbfgs import lbfgsState, lbfgsupdate
+from ._metrics import Metric
+from ._options import TrainingOptions
+from ._output_fcn import STOPPED
+from ._trainer import Loss, _clock, _device, _Outcome, _Validation
+
+__all__ = ["STOP_REASONS", "train_lbfgs"]
+
+# MATLAB's wording for these is not settled from MathWorks' pages (see docs/training.md)
+STOP_REASONS = {
+    "iterations": "Max iterations completed",
+    "gradient": "Met gradient tolerance",
+    "step": "Met step tolerance",
+    "line search": "Line search failed",
+}
+
+
+class _Printer:
+    def __init__(self, validating: bool, metrics: Sequence[Metric]) -> None:
+        self.columns = ["Iteration", "TimeElapsed", "TrainingLoss"]
+        self.columns += ["ValidationLoss"] if validating else []
+        self.columns += ["GradientNorm", "StepNorm"]
+        for metric in metrics:
+            self.columns += [f"Training{metric.column}"]
+            self.columns += [f"Validation{metric.column}"] if validating else []
+        self.validating, self.metrics = validating, metrics
+        self.widths = [max(len(c), 8) for c in self.columns]
+
+    def header(self) -> None:
+        print("    " + "    ".join(f"{c:>{w}}" for c, w in zip(self.columns, self.widths, strict=True)))
+        print("    " + "    ".join("_" * w for w in self.widths))
+
+    def row(self, record: dict[str, Any], validation: dict[str, Any] | None, elapsed: float) -> None:
+        cells = [str(record["Iteration"]), _clock(elapsed), f"{record['TrainingLoss']:.5g}"]
+        if self.validating:
+            cells.append(f"{validation['ValidationLoss']:.5g}" if validation else "")
+        cells += [f"{record['GradientNorm']:.5g}", f"{record['StepNorm']:.5g}"]
+        for metric in self.metrics:
+            cells.append(f"{record[metric.name]:.5g}")
+            if self.validating:
+                cells.append(f"{validation[metric.name]:.5g}" if validation else "")
+        print("    " + "    ".join(f"{c:>{w}}" for c, w in zip(cells, self.widths, strict=True)))
+
+
+def train_lbfgs(
+    net: DLNetwork,
+    X: Column,
+    T: Column,
+    loss_fn: Loss,
+    options: TrainingOptions,
+    metrics: Sequence[Metric],
+    validating: _Validation,
+) -> _Outcome:
+    """Trains ``net`` in place with L-BFGS over the whole data set; returns what was recorded.
+
+    Each record has ``Iteration``, ``Epoch`` (equal to it: every iteration sees all the data),
+    ``TrainingLoss`` (at the updated parameters), ``GradientNorm``, ``StepNorm`` and the metrics.
+    """
+    count = len(X)
+    device = _device(options)
+    home = next((value.device for _, _, value in net.Learnables), torch.device("cpu"))
+    net.to(device)
+    dtype = next((value.dtype for _, _, value in net.Learnables), torch.float32)
+    everything = torch.arange(count)
+    Xb, Tb = X.batch(everything, device, dtype), T.batch(everything, device, dtype)
+    keys, parameters, _ = _parameters.network_rows(net)
+
+    def network_loss(network: DLNetwork) -> tuple[Any, Any, DLArray]:
+        with torch.enable_grad():
+            Y = network(Xb, training=True)
+            loss = loss_fn(Y, Tb)
+            value = loss._data if isinstance(loss, DLArray) else loss
+            found = torch.autograd.grad(value, parameters, allow_unused=True)
+        gradients = [torch.zeros_like(p) if g is None else g for p, g in zip(parameters, found, strict=True)]
+        return (
+            value.detach(),
+            _parameters.network_table(keys, gradients),
+            DLArray._wrap(Y._data.detach(), Y._fmt),
+        )
+
+    outcome = _Outcome()
+    outcome.reason = STOP_REASONS["iterations"]
+    printer = _Printer(validating.data is not None, metrics)
+    # OutputFcn, checkpoints and the Plots figure, as for the other solvers (each iteration is an epoch)
+    events = TrainingEvents(
+        options, False, metrics, outcome.iterations, outcome.validations, options.MaxIterations, lambda n: n
+    )
+    if options.Verbose:
+        printer.header()
+    start = time.perf_counter()
+    events.start()
+    state = lbfgsState(
+        HistorySize=options.HistorySize, InitialInverseHessianFactor=options.InitialInverseHessianFactor
+    )
+    iteration = 0
+    for iteration in range(1, options.MaxIterations + 1):
+        _, state = lbfgsupdate(
+            net,
+            network_loss,
+            state,
+            LineSearchMethod=options.LineSearchMethod,
+            MaxNumLineSearchIterations=options.MaxNumLineSearchIterations,
+            NumLossFunctionOutputs=3,
+        )
+        (Y,) = state.AdditionalLossFunctionOutputs
+        record = {
+            "Iteration": iteration,
+            "Epoch": iteration,
+            "TrainingLoss": float(state.Loss),
+            "GradientNorm": state.GradientsNorm,
+            "StepNorm": state.StepNorm,
+        }
+        for metric in metrics:
+            record[metric.name] = metric(Y, Tb)
+        outcome.iterations.append(record)
+        stop = None
+        if state.LineSearchStatus == "failed":
+            stop = "line search"
+        elif state.GradientsNorm < options.GradientTolerance:
+            stop = "gradient"
+        elif state.StepNorm < options.StepTolerance:
+            stop = "step"
+        checked = None
+        last = stop is not None or iteration == options.MaxIterations
+        if validating.data is not None and (
+            iteration == 1 or iteration % options.ValidationFrequency == 0 or last
+        ):
+            checked, met = validating.run(net, outcome, iteration, iteration, count, device, dtype)
+            if met and stop is None:
+                outcome.reason, last = "Met validation criterion", True
+        if stop is not None:
+            outcome.reason = STOP_REASONS[stop]
+        if events.iteration(net, record, checked, time.perf_counter() - start, True) and not last:
+            outcome.reason, last = STOPPED, True
+        if options.Verbose and (
+            iteration == 1 or iteration % options.VerboseFrequency == 0 or checked or last
+        ):
+            printer.row(record, checked, time.perf_counter() - start)
+        if last:
+            break
+    validating.finish(net, outcome, iteration)
+    events.done(outcome.reason, time.perf_counter() - start)
+    net.to(home)
+    if options.Verbose:
+        print(f"Training stopped: {outcome.reason}")
+    return outcome
