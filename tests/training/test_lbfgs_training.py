@@ -123,7 +123,7 @@ def test_output_functions_and_checkpoints_run_as_for_the_other_solvers(tmp_path)
         "lbfgs", Verbose=False, GradientTolerance=1e-12, StepTolerance=1e-12, OutputFcn=stop_at_three,
         CheckpointPath=str(tmp_path), CheckpointFrequency=2, CheckpointFrequencyUnit="iteration",
     )  # fmt: skip
-    trained, info = dlf.trainnet(X, T, network(), "mse", options)
+    _, info = dlf.trainnet(X, T, network(), "mse", options)
     assert calls == [("start", None), ("iteration", 1), ("iteration", 2), ("iteration", 3), ("done", 3)]
     assert info.StopReason == "Stopped by OutputFcn" and len(info.TrainingHistory) == 3
     (checkpoint,) = sorted(tmp_path.glob("net_checkpoint__2__*.pt"))
