@@ -15,6 +15,7 @@ iterations and at the last; training stops once the validation loss has not impr
 from __future__ import annotations
 
 import copy
+import functools
 import math
 import time
 from collections.abc import Callable, Sequence
@@ -33,7 +34,7 @@ from ..layers.output import ClassificationOutputLayer, OutputLayer, RegressionOu
 from ..networks import DLNetwork, dlnetwork
 from ..networks._graph import LayerGraphBase
 from ..networks._legacy import DAGNetwork, LayerGraph, SeriesNetwork, assembleNetwork, layerGraph
-from . import _parameters
+from . import _distributed, _parameters
 from ._data import Column, input_format, is_labels, target_format, with_input_statistics
 from ._options import TrainingOptions
 from ._schedules import Scheduler
@@ -45,15 +46,15 @@ Loss = Callable[[DLArray, DLArray], Any]
 
 # trainnet's loss names: MATLAB normalizes each by the number of (non-channel, for the
 # single-label cross-entropies) elements of the network output: "all-elements"
-_NAMED_LOSSES: dict[str, Loss] = {
-    "crossentropy": lambda Y, T: crossentropy(Y, T, NormalizationFactor="all-elements"),
-    "index-crossentropy": lambda Y, T: indexcrossentropy(Y, T, NormalizationFactor="all-elements"),
-    "binary-crossentropy": lambda Y, T: crossentropy(
-        Y, T, ClassificationMode="multilabel", NormalizationFactor="all-elements"
+_NAMED_LOSSES: dict[str, Loss] = {  # partials, not lambdas: spawned workers receive them pickled
+    "crossentropy": functools.partial(crossentropy, NormalizationFactor="all-elements"),
+    "index-crossentropy": functools.partial(indexcrossentropy, NormalizationFactor="all-elements"),
+    "binary-crossentropy": functools.partial(
+        crossentropy, ClassificationMode="multilabel", NormalizationFactor="all-elements"
     ),
-    "mse": lambda Y, T: l2loss(Y, T, NormalizationFactor="all-elements"),
-    "l1loss": lambda Y, T: l1loss(Y, T, NormalizationFactor="all-elements"),
-    "huber": lambda Y, T: huber(Y, T, NormalizationFactor="all-elements"),
+    "mse": functools.partial(l2loss, NormalizationFactor="all-elements"),
+    "l1loss": functools.partial(l1loss, NormalizationFactor="all-elements"),
+    "huber": functools.partial(huber, NormalizationFactor="all-elements"),
 }
 _METRIC_NAMES = {"accuracy": "Accuracy", "rmse": "RMSE"}
 _ALIASES = {"mean-squared-error": "mse", "l2loss": "mse", "mae": "l1loss", "mean-absolute-error": "l1loss"}
@@ -274,13 +275,25 @@ def _train(
     count = len(X)
     if len(T) != count:
         raise DLFormatError(f"{caller}: X has {count} observations; the targets have {len(T)}")
-    device = _device(options)
+    group = _distributed.group_for(options.ExecutionEnvironment)
+    if group is None:  # "parallel" / "multi-gpu" called from one process: start the workers
+        arguments = (caller, net, X, T, validation, loss_fn, options, metrics, legacy_metric, legacy)
+        outcome, trained = _distributed.spawned(options.ExecutionEnvironment, _train, arguments)
+        net.load_state_dict(trained)
+        return outcome
+    device = group.device or _device(options)
     # the trained network comes back where the caller's was (training may run on the GPU)
     home = next((value.device for _, _, value in net.Learnables), torch.device("cpu"))
     net.to(device)
     dtype = next((value.dtype for _, _, value in net.Learnables), torch.float32)
     batch_size = min(options.MiniBatchSize, count)
     per_epoch = count // batch_size
+    if batch_size < group.size:
+        raise DLFormatError(
+            f"{caller}: a mini-batch of {batch_size} observations cannot be divided among "
+            f"{group.size} workers"
+        )
+    verbose = options.Verbose and group.leads
     scheduler = Scheduler(
         options.InitialLearnRate,
         options.LearnRateSchedule,
@@ -299,18 +312,21 @@ def _train(
     best_loss, best_state, worse = math.inf, None, 0
     printer = _Printer(legacy_metric is not None, legacy_metric, validation is not None, metrics)
     wanted = [*metrics, *([legacy_metric] if legacy_metric else [])]
-    if options.Verbose:
+    if verbose:
         printer.header()
     start = time.perf_counter()
     order = torch.randperm(count) if options.Shuffle in ("once", "every-epoch") else torch.arange(count)
+    group.start(net)
+    order = group.order(order)
     iteration, stop = 0, False
     last = options.MaxEpochs * per_epoch
     for epoch in range(1, options.MaxEpochs + 1):
         if options.Shuffle == "every-epoch" and epoch > 1:
-            order = torch.randperm(count)
+            order = group.order(torch.randperm(count))
         for position in range(per_epoch):
             iteration += 1
-            indices = order[position * batch_size : (position + 1) * batch_size]
+            indices = group.share(order[position * batch_size : (position + 1) * batch_size])
+            share = len(indices) / batch_size
             Xb, Tb = X.batch(indices, device, dtype), T.batch(indices, device, dtype)
             rate = scheduler.rate(iteration, epoch)
             with torch.enable_grad():
@@ -321,6 +337,7 @@ def _train(
             grads = [
                 torch.zeros_like(p) if g is None else g for p, g in zip(parameters, gradients, strict=True)
             ]
+            grads = group.gradients(grads, share)
             if options.L2Regularization:
                 grads = [
                     g + (options.L2Regularization * factor) * p.detach()
@@ -328,6 +345,7 @@ def _train(
                 ]
             grads = _threshold(grads, options.GradientThresholdMethod, options.GradientThreshold)
             solver.step(net, _parameters.network_table(keys, grads), rate, iteration)
+            group.synchronize(net, share)
             record = {
                 "Iteration": iteration,
                 "Epoch": epoch,
@@ -336,6 +354,7 @@ def _train(
             }
             for metric in wanted:
                 record[metric] = _metric(metric, Y, Tb)
+            record.update(group.average(record, ["TrainingLoss", *wanted], share))
             outcome.iterations.append(record)
             checked = None
             if validation is not None and (
@@ -352,7 +371,7 @@ def _train(
                     worse += 1
                     if worse >= options.ValidationPatience:
                         outcome.reason, stop = "Met validation criterion", True
-            if options.Verbose and (
+            if verbose and (
                 iteration == 1
                 or iteration % options.VerboseFrequency == 0
                 or checked is not None
@@ -369,7 +388,7 @@ def _train(
         outcome.output_iteration = best_state[0]
         net.load_state_dict(best_state[1])
     net.to(home)
-    if options.Verbose:
+    if verbose:
         printer.footer(outcome.reason)
     return outcome
 

@@ -116,7 +116,6 @@ def test_setting_an_option_checks_it():
         ("sgdm", {"Plots": "training-progress"}, 'only "none" is supported'),
         ("sgdm", {"CheckpointPath": "/tmp/x"}, "checkpoints are not yet ported"),
         ("sgdm", {"OutputFcn": print}, "output functions are not yet ported"),
-        ("sgdm", {"ExecutionEnvironment": "multi-gpu"}, "not yet ported"),
         ("sgdm", {"Metrics": "fscore"}, 'Metrics must be one of "accuracy", "rmse"'),
         ("sgdm", {"InputDataFormats": "SSXB"}, "is not a data format"),
         ("sgdm", {"SequenceLength": "middle"}, "SequenceLength must be one of"),

@@ -1,0 +1,85 @@
+"""trainnet with ExecutionEnvironment "parallel": two gloo CPU workers, each on its share of every
+mini-batch, end with the same weights as one process training on the whole mini-batches (and
+with bit-identical networks on both ranks: trainnet compares their digests and errs otherwise)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+import dlformat as dlf
+from dlformat import DLFormatError
+from dlformat.training import _distributed
+
+RNG = np.random.default_rng(3)
+X = torch.tensor(RNG.standard_normal((24, 3)), dtype=torch.float64)
+LABELS = np.where(RNG.standard_normal(24) > 0, "up", "down")
+
+
+def mlp():
+    torch.manual_seed(0)
+    layers = [
+        dlf.featureInputLayer(3),
+        dlf.fullyConnectedLayer(5),
+        dlf.reluLayer(),
+        dlf.fullyConnectedLayer(2),
+        dlf.softmaxLayer(),
+    ]
+    return dlf.dlnetwork(layers).to(torch.float64)
+
+
+def train(environment, monkeypatch=None):
+    options = dlf.trainingOptions(
+        "adam", InitialLearnRate=0.05, MaxEpochs=3, MiniBatchSize=7, Shuffle="every-epoch",
+        Metrics="accuracy", Verbose=False, ExecutionEnvironment=environment,
+    )  # fmt: skip
+    torch.manual_seed(11)  # the shuffling: the workers take the caller's random state
+    return dlf.trainnet(X, LABELS, mlp(), "crossentropy", options)
+
+
+def test_two_cpu_workers_equal_one_process(monkeypatch):
+    monkeypatch.setenv(_distributed.WORKERS_VARIABLE, "2")
+    parallel, parallel_info = train("parallel")
+    single, single_info = train("cpu")
+    start = mlp()
+    for (_, _, got), (_, _, expected), (_, _, initial) in zip(
+        parallel.Learnables, single.Learnables, start.Learnables, strict=True
+    ):
+        assert not torch.equal(expected, initial)
+        torch.testing.assert_close(got, expected, rtol=1e-10, atol=1e-12)
+    # MiniBatchSize 7 over 2 workers: shares of 4 and 3, the loss and accuracy of the whole mini-batch
+    np.testing.assert_allclose(
+        parallel_info.TrainingHistory.Loss, single_info.TrainingHistory.Loss, rtol=1e-10
+    )
+    np.testing.assert_allclose(
+        parallel_info.TrainingHistory.Accuracy, single_info.TrainingHistory.Accuracy, rtol=1e-10
+    )
+
+
+@pytest.mark.parametrize(
+    ("size", "expected"), [(2, [[0, 1, 2, 3], [4, 5, 6]]), (3, [[0, 1, 2], [3, 4], [5, 6]])]
+)
+def test_a_mini_batch_is_divided_among_the_ranks_in_order(size, expected):
+    indices = torch.arange(7)
+    shares = [_distributed.Group(rank, size).share(indices).tolist() for rank in range(size)]
+    assert shares == expected
+
+
+def test_multi_gpu_without_cuda_is_a_clear_error(monkeypatch):
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    with pytest.raises(DLFormatError, match='"multi-gpu": no CUDA device'):
+        train("multi-gpu")
+
+
+def test_worker_count_must_be_a_positive_integer(monkeypatch):
+    monkeypatch.setenv(_distributed.WORKERS_VARIABLE, "two")
+    with pytest.raises(DLFormatError, match="DLFORMAT_NUM_WORKERS must be a positive integer"):
+        train("parallel")
+
+
+def test_functions_that_cannot_be_pickled_are_a_clear_error(monkeypatch):
+    monkeypatch.setenv(_distributed.WORKERS_VARIABLE, "2")
+    options = dlf.trainingOptions("sgdm", MaxEpochs=1, Verbose=False, ExecutionEnvironment="parallel")
+    with pytest.raises(DLFormatError, match="must be defined at module level"):
+        dlf.trainnet(X, LABELS, mlp(), lambda Y, T: dlf.crossentropy(Y, T), options)
