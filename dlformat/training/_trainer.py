@@ -39,6 +39,7 @@ from ._data import Column, input_format, is_labels, target_format, with_input_st
 from ._options import TrainingOptions
 from ._schedules import Scheduler
 from ._solvers import adamupdate, rmspropupdate, sgdmupdate
+from ._sources import is_source, oriented, read_source
 
 __all__ = ["TrainingInfo", "trainNetwork", "trainnet"]
 
@@ -451,6 +452,10 @@ def _classes_of(labels: Any, given: Any = "auto") -> list[str]:
     return sorted({str(label) for label in np.asarray(labels, dtype=object).ravel()})
 
 
+def _input_layer(source: DLNetwork | LayerGraph | list[Layer]) -> Any:
+    return source._by_name[source.InputNames[0]] if isinstance(source, LayerGraphBase) else source[0]
+
+
 def _prepared(
     caller: str,
     source: DLNetwork | LayerGraph | list[Layer],
@@ -462,8 +467,10 @@ def _prepared(
 ) -> tuple[DLNetwork, Column, Column, tuple[Column, Column] | None]:
     """The network to train and its data: the input layer's normalization statistics computed
     from ``X`` (``ResetInputNormalization``), then the targets and the validation data."""
-    layer = source._by_name[source.InputNames[0]] if isinstance(source, LayerGraphBase) else source[0]
+    layer = _input_layer(source)
     formats = options.InputDataFormats
+    if caller == "trainnet":  # trainnet's vector sequences are s×c, time first
+        X, T = oriented(caller, layer, X, T)
     Xc = Column(caller, "X", X, input_format(caller, layer, formats, X), options)
     fitted = with_input_statistics(layer, Xc, options.ResetInputNormalization)
     if isinstance(source, DLNetwork):
@@ -480,6 +487,8 @@ def _prepared(
     validation = None
     if options.ValidationData is not None:
         XV, TV = options.ValidationData
+        if caller == "trainnet":
+            XV, TV = oriented(caller, layer, XV, TV)
         validation = (
             Column(caller, "XValidation", XV, input_format(caller, layer, formats, XV), options),
             targets(TV),
@@ -488,9 +497,12 @@ def _prepared(
 
 
 def trainnet(
-    X: Any, T: Any, net: Any, lossFcn: str | Loss, options: TrainingOptions
+    X: Any, T: Any, net: Any, lossFcn: Any, options: TrainingOptions | None = None
 ) -> tuple[DLNetwork, TrainingInfo]:
-    """MATLAB's ``[netTrained, info] = trainnet(X, T, net, lossFcn, options)``.
+    """MATLAB's ``[netTrained, info] = trainnet(X, T, net, lossFcn, options)``, or
+    ``trainnet(source, net, lossFcn, options)`` with a ``minibatchqueue``, a
+    ``torch.utils.data.Dataset`` or a ``DataLoader`` of ``(x, t)`` pairs (read once, see
+    :mod:`dlformat.training._sources`).
 
     ``net`` is a ``dlnetwork`` (left unchanged: a trained copy is returned) or a layer array
     without output layers. ``lossFcn`` is one of ``"crossentropy"``, ``"index-crossentropy"``,
@@ -509,6 +521,9 @@ def trainnet(
         >>> len(info.TrainingHistory), info.StopReason
         (4, 'Max epochs completed')
     """
+    data = None
+    if options is None and is_source(X):  # MATLAB's trainnet(mbq, net, lossFcn, options)
+        data, T, net, lossFcn, options = X, None, T, net, lossFcn
     options = _check_options("trainnet", options)
     source: DLNetwork | list[Layer]
     if isinstance(net, DLNetwork):
@@ -536,7 +551,10 @@ def trainnet(
         raise DLFormatError(
             f"trainnet: lossFcn must be a loss name or a function; got {_validate.describe(lossFcn)}"
         )
-    classes = _classes_of(T) if is_labels(T) else None
+    named = None
+    if data is not None:
+        X, T, named = read_source("trainnet", data, _input_layer(source), options)
+    classes = named or (_classes_of(T) if is_labels(T) else None)
     trained, Xc, Tc, validation = _prepared("trainnet", source, X, T, options, classes, indices)
     outcome = _train("trainnet", trained, Xc, Tc, validation, loss_fn, options, options.Metrics, None)
     # the variables MathWorks' TrainingInfo page lists, in its order; metrics by MATLAB's metric names
@@ -565,9 +583,10 @@ def trainnet(
 
 
 def trainNetwork(
-    X: Any, Y: Any, layers: Any, options: TrainingOptions
+    X: Any, Y: Any, layers: Any, options: TrainingOptions | None = None
 ) -> tuple[SeriesNetwork | DAGNetwork, LegacyTrainingInfo]:
-    """MATLAB's legacy ``[net, info] = trainNetwork(X, Y, layers, options)``.
+    """MATLAB's legacy ``[net, info] = trainNetwork(X, Y, layers, options)``, or
+    ``trainNetwork(source, layers, options)`` with a data source as :func:`trainnet` takes.
 
     ``layers`` is a layer array ending in one output layer, or a ``layerGraph`` with one
     (a :class:`DAGNetwork` is returned for it): ``classificationLayer`` (its
@@ -579,6 +598,9 @@ def trainNetwork(
     ``FinalValidationAccuracy`` / ``FinalValidationRMSE``, ``OutputNetworkIteration``.
     Verbose prints MATLAB's legacy table.
     """
+    data = None
+    if options is None and is_source(X):  # trainNetwork(source, layers, options)
+        data, Y, layers, options = X, None, Y, layers
     options = _check_options("trainNetwork", options)
     body: LayerGraph | list[Layer]
     source_port = ""
@@ -604,13 +626,15 @@ def trainNetwork(
                 "trainNetwork: the layers must end in one output layer (classificationLayer, regressionLayer)"
             )
         output, body = items[-1], items[:-1]
-    classes = None
+    classes = named = None
+    if data is not None:
+        X, Y, named = read_source("trainNetwork", data, _input_layer(body), options)
     if isinstance(output, ClassificationOutputLayer):
         if not is_labels(Y):
             raise DLFormatError(
                 "trainNetwork: a classificationLayer needs class labels as Y (names, one per observation)"
             )
-        classes = _classes_of(Y, output.Classes)
+        classes = named if named and output.Classes == "auto" else _classes_of(Y, output.Classes)
         if output.Classes == "auto":
             output = type(output)(Name=output.Name, Classes=classes)
         metric = "accuracy"
