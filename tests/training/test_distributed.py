@@ -29,13 +29,13 @@ def mlp():
     return dlf.dlnetwork(layers).to(torch.float64)
 
 
-def train(environment, monkeypatch=None):
+def train(environment, network=mlp):
     options = dlf.trainingOptions(
         "adam", InitialLearnRate=0.05, MaxEpochs=3, MiniBatchSize=7, Shuffle="every-epoch",
         Metrics="accuracy", Verbose=False, ExecutionEnvironment=environment,
     )  # fmt: skip
     torch.manual_seed(11)  # the shuffling: the workers take the caller's random state
-    return dlf.trainnet(X, LABELS, mlp(), "crossentropy", options)
+    return dlf.trainnet(X, LABELS, network(), "crossentropy", options)
 
 
 def test_two_cpu_workers_equal_one_process(monkeypatch):
@@ -57,6 +57,30 @@ def test_two_cpu_workers_equal_one_process(monkeypatch):
     )
 
 
+def normalized():
+    torch.manual_seed(0)
+    layers = [
+        dlf.featureInputLayer(3),
+        dlf.batchNormalizationLayer(),
+        dlf.fullyConnectedLayer(2),
+        dlf.softmaxLayer(),
+    ]
+    return dlf.dlnetwork(layers).to(torch.float64)
+
+
+def test_state_is_averaged_over_the_workers(monkeypatch):
+    """Batch normalization right after the input: its running mean sees only the data, and the
+    workers' running means, averaged by their shares, are the one process's running mean (the
+    running variance is not: it misses the spread between the workers' batch means)."""
+    monkeypatch.setenv(_distributed.WORKERS_VARIABLE, "2")
+    parallel, _ = train("parallel", normalized)
+    single, _ = train("cpu", normalized)
+    mean = next(value for _, name, value in parallel.State if name == "TrainedMean")
+    expected = next(value for _, name, value in single.State if name == "TrainedMean")
+    assert not torch.equal(expected, torch.zeros_like(expected))
+    torch.testing.assert_close(mean, expected, rtol=1e-10, atol=1e-12)
+
+
 @pytest.mark.parametrize(
     ("size", "expected"), [(2, [[0, 1, 2, 3], [4, 5, 6]]), (3, [[0, 1, 2], [3, 4], [5, 6]])]
 )
@@ -66,10 +90,11 @@ def test_a_mini_batch_is_divided_among_the_ranks_in_order(size, expected):
     assert shares == expected
 
 
-def test_multi_gpu_without_cuda_is_a_clear_error(monkeypatch):
+@pytest.mark.parametrize("environment", ["gpu", "multi-gpu"])
+def test_gpu_environments_without_cuda_are_clear_errors(monkeypatch, environment):
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
-    with pytest.raises(DLFormatError, match='"multi-gpu": no CUDA device'):
-        train("multi-gpu")
+    with pytest.raises(DLFormatError, match=f'"{environment}": no CUDA device'):
+        train(environment)
 
 
 def test_worker_count_must_be_a_positive_integer(monkeypatch):
