@@ -144,7 +144,8 @@ def _selected(data: torch.Tensor, dimension: int, indices: torch.Tensor) -> torc
     """``data.index_select(dimension, indices)``, selecting in the data's memory order: a dlarray
     labelled over batch-first memory (``"BCSS"`` → ``"SSCB"``) keeps its batch-first memory, so
     the layers get the layout torch's kernels read fastest, and the copy reads whole rows."""
-    order = sorted(range(data.ndim), key=lambda d: -data.stride(d))  # outermost dimension first
+    strides = data.stride()
+    order = sorted(range(data.ndim), key=lambda d: -strides[d])  # outermost dimension first
     physical = data.permute(order)
     if order == list(range(data.ndim)) or not physical.is_contiguous():
         return data.index_select(dimension, indices)
