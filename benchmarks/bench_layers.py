@@ -18,9 +18,6 @@ returning the two forward + backward steps, ``(ours, reference)``.
 
 from __future__ import annotations
 
-import argparse
-import os
-import platform
 import statistics
 import sys
 import time
@@ -29,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_position import add_timing_arguments, interleaved_samples, timing_clock  # the house timing loop
+from bench_position import interleaved_samples, row_parser, run_line, timing_clock  # the house timing loop
 
 TARGETS = {32: 1.10, 1: 1.5}  # ratio ours / torch at batch 32 and batch 1 (issue 13)
 RECURRENT_TARGETS = {32: 1.15, 1: 1.5}  # issue 14: LSTM, BiLSTM, GRU at T=100, B=32, H=128
@@ -394,27 +391,12 @@ def report(rows: list[Row], results: Times) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    parser.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
-    parser.add_argument("--rounds", type=int, default=7, help="interleaved rounds per measurement (median)")
-    parser.add_argument("--only", nargs="*", help="row names to run (default: all)")
-    add_timing_arguments(parser)
+    parser = row_parser(__doc__, rounds=7)
     args = parser.parse_args(argv)
-    import torch
-
     clock = timing_clock(parser, args, args.device)
     rows = [row for row in ROWS if not args.only or row.name in args.only]
     results = measure(rows, args.device, args.rounds, clock)
-    cpu = platform.processor() or platform.machine()
-    where = torch.cuda.get_device_name() if args.device == "cuda" else cpu
-    threads = torch.get_num_threads()
-    load = " / ".join(f"{value:.1f}" for value in os.getloadavg())
-    print(
-        f"{args.device} ({where}, {os.cpu_count()} CPUs), torch {torch.__version__}, threads {threads}, "
-        f"rounds {args.rounds}, {args.clock} clock; load average at the end (1/5/15 min) {load}"
-    )
+    print(run_line(args))
     print("\n".join(report(rows, results)))
     return 0
 

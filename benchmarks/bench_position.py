@@ -88,6 +88,36 @@ def add_timing_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def row_parser(description: str | None, rounds: int) -> argparse.ArgumentParser:
+    """The arguments of the row-table benchmarks (bench_layers, bench_training): ``--device``,
+    ``--rounds``, ``--only`` and the timing arguments."""
+    parser = argparse.ArgumentParser(
+        description=description, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
+    parser.add_argument(
+        "--rounds", type=int, default=rounds, help="interleaved rounds per measurement (median)"
+    )
+    parser.add_argument("--only", nargs="*", help="row names to run (default: all)")
+    add_timing_arguments(parser)
+    return parser
+
+
+def run_line(args: argparse.Namespace, extra: str = "") -> str:
+    """Where and how a row-table benchmark ran, as its first printed line."""
+    import torch
+
+    where = (
+        torch.cuda.get_device_name() if args.device == "cuda" else platform.processor() or platform.machine()
+    )
+    load = " / ".join(f"{value:.1f}" for value in os.getloadavg())
+    return (
+        f"{args.device} ({where}, {os.cpu_count()} CPUs), torch {torch.__version__}, threads "
+        f"{torch.get_num_threads()}, rounds {args.rounds}{extra}, {args.clock} clock; "
+        f"load average at the end (1/5/15 min) {load}"
+    )
+
+
 def timing_clock(
     parser: argparse.ArgumentParser, args: argparse.Namespace, device: str = "cpu"
 ) -> Callable[[], float]:

@@ -136,8 +136,21 @@ class Column:
             )
             return dlarray(torch.as_tensor(padded).to(device=device, dtype=dtype), self.fmt)
         assert self.data is not None
-        picked = self.data.index_select(self.fmt.index("B"), indices.to(self.data.device))
+        picked = _selected(self.data, self.fmt.index("B"), indices.to(self.data.device))
         return dlarray(picked.to(device=device, dtype=dtype), self.fmt)
+
+
+def _selected(data: torch.Tensor, dimension: int, indices: torch.Tensor) -> torch.Tensor:
+    """``data.index_select(dimension, indices)``, selecting in the data's memory order: a dlarray
+    labelled over batch-first memory (``"BCSS"`` → ``"SSCB"``) keeps its batch-first memory, so
+    the layers get the layout torch's kernels read fastest, and the copy reads whole rows."""
+    strides = data.stride()
+    order = sorted(range(data.ndim), key=lambda d: -strides[d])  # outermost dimension first
+    physical = data.permute(order)
+    if order == list(range(data.ndim)) or not physical.is_contiguous():
+        return data.index_select(dimension, indices)
+    picked = physical.index_select(order.index(dimension), indices)
+    return picked.permute(sorted(range(data.ndim), key=order.__getitem__))
 
 
 def _validate_numeric(caller: str, what: str, value: Any) -> Any:

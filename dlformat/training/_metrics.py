@@ -143,6 +143,10 @@ class Metric:
     def __repr__(self) -> str:
         return f"Metric({self.name!r})"
 
+    def __reduce__(self) -> Any:
+        # a built-in metric travels to data-parallel workers by name (its functions are closures)
+        return (_built_in, (self.name,))
+
 
 class FunctionMetric(Metric):
     """A metric function ``value = f(Y, T)`` on dlarrays (MATLAB's function-handle metric). Its
@@ -159,6 +163,9 @@ class FunctionMetric(Metric):
             )
         super().__init__(name, name, _unused, False)
         self.function = function
+
+    def __reduce__(self) -> Any:
+        return (FunctionMetric, (self.function,))  # the user's function, pickled as itself
 
     def __call__(self, Y: DLArray, T: DLArray) -> float:
         value = self.function(Y, T)
@@ -186,6 +193,10 @@ BUILT_IN: dict[str, Metric] = {
     "auc": Metric("auc", "AUC", _auc, True),
     "mape": Metric("mape", "MAPE", _mape, False),
 }
+
+
+def _built_in(name: str) -> Metric:
+    return BUILT_IN[name]
 
 
 def metric_of(name: str, value: Any) -> Metric:

@@ -193,10 +193,8 @@ def _plots(name: str, value: object) -> str:
 
 
 def _execution(name: str, value: object) -> str:
-    environment = _validate.choice(name, value, ("auto", "cpu", "gpu", "multi-gpu", "parallel"))
-    if environment in ("multi-gpu", "parallel"):
-        raise DLFormatError(f'{name} "{environment}" (distributed training) is not yet ported')
-    return environment
+    # "multi-gpu" and "parallel": data-parallel training, see training/_distributed.py
+    return _validate.choice(name, value, ("auto", "cpu", "gpu", "multi-gpu", "parallel"))
 
 
 # name -> (default, check), in MATLAB's display order (after the solver's own options)
@@ -315,6 +313,10 @@ class TrainingOptions:
     def from_config(cls, config: dict[str, Any]) -> TrainingOptions:
         config = dict(config)
         return cls(config.pop("SolverName"), **config)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # rebuilt from the config: the declared checks are closures, which pickle cannot send to workers
+        return (TrainingOptions.from_config, (self.get_config(),))
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, TrainingOptions) and repr(self) == repr(other)

@@ -17,6 +17,7 @@ checkpoints, the ``Plots`` figure); the ``Metrics`` are in :mod:`._metrics`.
 from __future__ import annotations
 
 import copy
+import functools
 import math
 import time
 from collections.abc import Callable, Sequence
@@ -35,7 +36,7 @@ from ..layers.output import ClassificationOutputLayer, OutputLayer, RegressionOu
 from ..networks import DLNetwork, dlnetwork
 from ..networks._graph import LayerGraphBase
 from ..networks._legacy import DAGNetwork, LayerGraph, SeriesNetwork, assembleNetwork, layerGraph
-from . import _parameters
+from . import _distributed, _parameters
 from ._data import Column, input_format, is_labels, target_format, with_input_statistics
 from ._events import TrainingEvents
 from ._metrics import BUILT_IN, Metric, metric_of, rows
@@ -43,6 +44,7 @@ from ._options import TrainingOptions
 from ._output_fcn import STOPPED
 from ._schedules import Scheduler
 from ._solvers import adamupdate, rmspropupdate, sgdmupdate
+from ._sources import is_source, oriented, read_source
 
 __all__ = ["TrainingInfo", "trainNetwork", "trainnet"]
 
@@ -50,15 +52,15 @@ Loss = Callable[[DLArray, DLArray], Any]
 
 # trainnet's loss names: MATLAB normalizes each by the number of (non-channel, for the
 # single-label cross-entropies) elements of the network output: "all-elements"
-_NAMED_LOSSES: dict[str, Loss] = {
-    "crossentropy": lambda Y, T: crossentropy(Y, T, NormalizationFactor="all-elements"),
-    "index-crossentropy": lambda Y, T: indexcrossentropy(Y, T, NormalizationFactor="all-elements"),
-    "binary-crossentropy": lambda Y, T: crossentropy(
-        Y, T, ClassificationMode="multilabel", NormalizationFactor="all-elements"
+_NAMED_LOSSES: dict[str, Loss] = {  # partials, not lambdas: spawned workers receive them pickled
+    "crossentropy": functools.partial(crossentropy, NormalizationFactor="all-elements"),
+    "index-crossentropy": functools.partial(indexcrossentropy, NormalizationFactor="all-elements"),
+    "binary-crossentropy": functools.partial(
+        crossentropy, ClassificationMode="multilabel", NormalizationFactor="all-elements"
     ),
-    "mse": lambda Y, T: l2loss(Y, T, NormalizationFactor="all-elements"),
-    "l1loss": lambda Y, T: l1loss(Y, T, NormalizationFactor="all-elements"),
-    "huber": lambda Y, T: huber(Y, T, NormalizationFactor="all-elements"),
+    "mse": functools.partial(l2loss, NormalizationFactor="all-elements"),
+    "l1loss": functools.partial(l1loss, NormalizationFactor="all-elements"),
+    "huber": functools.partial(huber, NormalizationFactor="all-elements"),
 }
 _ALIASES = {"mean-squared-error": "mse", "l2loss": "mse", "mae": "l1loss", "mean-absolute-error": "l1loss"}
 
@@ -334,15 +336,33 @@ def _train(
             raise DLFormatError(
                 f'{caller} does not train with the "lbfgs" solver; use trainnet, as MATLAB does'
             )
+        if options.ExecutionEnvironment in _distributed.DISTRIBUTED:
+            # its line search evaluates the loss many times per iteration: not split over workers
+            raise DLFormatError(
+                f'{caller}: the "lbfgs" solver trains in one process; ExecutionEnvironment '
+                f'"{options.ExecutionEnvironment}" is for "sgdm", "adam" and "rmsprop"'
+            )
         validating = _Validation(caller, options, validation, loss_fn, metrics, legacy)
         return train_lbfgs(net, X, T, loss_fn, options, metrics, validating)
-    device = _device(options)
+    group = _distributed.group_for(options.ExecutionEnvironment)
+    if group is None:  # "parallel" / "multi-gpu" called from one process: start the workers
+        arguments = (caller, net, X, T, validation, loss_fn, options, metrics, legacy_metric, legacy)
+        outcome, trained = _distributed.spawned(options.ExecutionEnvironment, _train, arguments)
+        net.load_state_dict(trained)
+        return outcome
+    device = group.device or _device(options)
     # the trained network comes back where the caller's was (training may run on the GPU)
     home = next((value.device for _, _, value in net.Learnables), torch.device("cpu"))
     net.to(device)
     dtype = next((value.dtype for _, _, value in net.Learnables), torch.float32)
     batch_size = min(options.MiniBatchSize, count)
     per_epoch = count // batch_size
+    if batch_size < group.size:
+        raise DLFormatError(
+            f"{caller}: a mini-batch of {batch_size} observations cannot be divided among "
+            f"{group.size} workers"
+        )
+    verbose = options.Verbose and group.leads
     scheduler = Scheduler(
         options.InitialLearnRate,
         options.LearnRateSchedule,
@@ -356,19 +376,28 @@ def _train(
     wanted = [*metrics, *([BUILT_IN[legacy_metric]] if legacy_metric else [])]
     validating = _Validation(caller, options, validation, loss_fn, wanted, legacy)
     last = options.MaxEpochs * per_epoch
-    events = TrainingEvents(options, legacy, wanted, outcome.iterations, outcome.validations, last, saved)
-    if options.Verbose:
+    # rank 0 reports (OutputFcn, checkpoints, Plots) and prints; a stop it is asked for stops every rank
+    events = (
+        TrainingEvents(options, legacy, wanted, outcome.iterations, outcome.validations, last, saved)
+        if group.leads
+        else None
+    )
+    if verbose:
         printer.header()
     start = time.perf_counter()
-    events.start()
+    if events is not None:
+        events.start()
     order = torch.randperm(count) if options.Shuffle in ("once", "every-epoch") else torch.arange(count)
+    group.start(net)
+    order = group.order(order)
     iteration, stop = 0, False
     for epoch in range(1, options.MaxEpochs + 1):
         if options.Shuffle == "every-epoch" and epoch > 1:
-            order = torch.randperm(count)
+            order = group.order(torch.randperm(count))
         for position in range(per_epoch):
             iteration += 1
-            indices = order[position * batch_size : (position + 1) * batch_size]
+            indices = group.share(order[position * batch_size : (position + 1) * batch_size])
+            share = len(indices) / batch_size
             Xb, Tb = X.batch(indices, device, dtype), T.batch(indices, device, dtype)
             rate = scheduler.rate(iteration, epoch)
             with torch.enable_grad():
@@ -379,6 +408,7 @@ def _train(
             grads = [
                 torch.zeros_like(p) if g is None else g for p, g in zip(parameters, gradients, strict=True)
             ]
+            grads = group.gradients(grads, share)
             if options.L2Regularization:
                 grads = [
                     g + (options.L2Regularization * factor) * p.detach()
@@ -386,6 +416,7 @@ def _train(
                 ]
             grads = _threshold(grads, options.GradientThresholdMethod, options.GradientThreshold)
             solver.step(net, _parameters.network_table(keys, grads), rate, iteration)
+            group.synchronize(net, share)
             record = {
                 "Iteration": iteration,
                 "Epoch": epoch,
@@ -394,6 +425,7 @@ def _train(
             }
             for metric in wanted:
                 record[metric.name] = metric(Y, Tb)
+            record.update(group.average(record, ["TrainingLoss", *(m.name for m in wanted)], share))
             outcome.iterations.append(record)
             checked = None
             if validation is not None and (
@@ -402,10 +434,11 @@ def _train(
                 checked, met = validating.run(net, outcome, iteration, epoch, batch_size, device, dtype)
                 if met:
                     outcome.reason, stop = "Met validation criterion", True
-            epoch_end = position == per_epoch - 1
-            if events.iteration(net, record, checked, time.perf_counter() - start, epoch_end) and not stop:
+            elapsed, epoch_end = time.perf_counter() - start, position == per_epoch - 1
+            asked = events is not None and events.iteration(net, record, checked, elapsed, epoch_end)
+            if group.any(asked) and not stop:
                 outcome.reason, stop = STOPPED, True
-            if options.Verbose and (
+            if verbose and (
                 iteration == 1
                 or iteration % options.VerboseFrequency == 0
                 or checked is not None
@@ -418,9 +451,10 @@ def _train(
         if stop:
             break
     validating.finish(net, outcome, iteration)
-    events.done(outcome.reason, time.perf_counter() - start)
+    if events is not None:
+        events.done(outcome.reason, time.perf_counter() - start)
     net.to(home)
-    if options.Verbose:
+    if verbose:
         printer.footer(outcome.reason)
     return outcome
 
@@ -505,6 +539,10 @@ def _classes_of(labels: Any, given: Any = "auto") -> list[str]:
     return sorted({str(label) for label in np.asarray(labels, dtype=object).ravel()})
 
 
+def _input_layer(source: DLNetwork | LayerGraph | list[Layer]) -> Any:
+    return source._by_name[source.InputNames[0]] if isinstance(source, LayerGraphBase) else source[0]
+
+
 def _prepared(
     caller: str,
     source: DLNetwork | LayerGraph | list[Layer],
@@ -516,8 +554,10 @@ def _prepared(
 ) -> tuple[DLNetwork, Column, Column, tuple[Column, Column] | None]:
     """The network to train and its data: the input layer's normalization statistics computed
     from ``X`` (``ResetInputNormalization``), then the targets and the validation data."""
-    layer = source._by_name[source.InputNames[0]] if isinstance(source, LayerGraphBase) else source[0]
+    layer = _input_layer(source)
     formats = options.InputDataFormats
+    if caller == "trainnet":  # trainnet's vector sequences are s×c, time first
+        X, T = oriented(caller, layer, X, T)
     Xc = Column(caller, "X", X, input_format(caller, layer, formats, X), options)
     fitted = with_input_statistics(layer, Xc, options.ResetInputNormalization)
     if isinstance(source, DLNetwork):
@@ -534,6 +574,8 @@ def _prepared(
     validation = None
     if options.ValidationData is not None:
         XV, TV = options.ValidationData
+        if caller == "trainnet":
+            XV, TV = oriented(caller, layer, XV, TV)
         validation = (
             Column(caller, "XValidation", XV, input_format(caller, layer, formats, XV), options),
             targets(TV),
@@ -542,9 +584,12 @@ def _prepared(
 
 
 def trainnet(
-    X: Any, T: Any, net: Any, lossFcn: str | Loss, options: TrainingOptions
+    X: Any, T: Any, net: Any, lossFcn: Any, options: TrainingOptions | None = None
 ) -> tuple[DLNetwork, TrainingInfo]:
-    """MATLAB's ``[netTrained, info] = trainnet(X, T, net, lossFcn, options)``.
+    """MATLAB's ``[netTrained, info] = trainnet(X, T, net, lossFcn, options)``, or
+    ``trainnet(source, net, lossFcn, options)`` with a ``minibatchqueue``, a
+    ``torch.utils.data.Dataset`` or a ``DataLoader`` of ``(x, t)`` pairs (read once, see
+    :mod:`dlformat.training._sources`).
 
     ``net`` is a ``dlnetwork`` (left unchanged: a trained copy is returned) or a layer array
     without output layers. ``lossFcn`` is one of ``"crossentropy"``, ``"index-crossentropy"``,
@@ -563,6 +608,9 @@ def trainnet(
         >>> len(info.TrainingHistory), info.StopReason
         (4, 'Max epochs completed')
     """
+    data = None
+    if options is None and is_source(X):  # MATLAB's trainnet(mbq, net, lossFcn, options)
+        data, T, net, lossFcn, options = X, None, T, net, lossFcn
     options = _check_options("trainnet", options)
     source: DLNetwork | list[Layer]
     if isinstance(net, DLNetwork):
@@ -590,7 +638,10 @@ def trainnet(
         raise DLFormatError(
             f"trainnet: lossFcn must be a loss name or a function; got {_validate.describe(lossFcn)}"
         )
-    classes = _classes_of(T) if is_labels(T) else None
+    named = None
+    if data is not None:
+        X, T, named = read_source("trainnet", data, _input_layer(source), options)
+    classes = named or (_classes_of(T) if is_labels(T) else None)
     trained, Xc, Tc, validation = _prepared("trainnet", source, X, T, options, classes, indices)
     metrics = [metric_of("trainingOptions: Metrics", m) for m in options.Metrics]
     outcome = _train("trainnet", trained, Xc, Tc, validation, loss_fn, options, metrics, None)
@@ -623,9 +674,10 @@ def trainnet(
 
 
 def trainNetwork(
-    X: Any, Y: Any, layers: Any, options: TrainingOptions
+    X: Any, Y: Any, layers: Any, options: TrainingOptions | None = None
 ) -> tuple[SeriesNetwork | DAGNetwork, LegacyTrainingInfo]:
-    """MATLAB's legacy ``[net, info] = trainNetwork(X, Y, layers, options)``.
+    """MATLAB's legacy ``[net, info] = trainNetwork(X, Y, layers, options)``, or
+    ``trainNetwork(source, layers, options)`` with a data source as :func:`trainnet` takes.
 
     ``layers`` is a layer array ending in one output layer, or a ``layerGraph`` with one
     (a :class:`DAGNetwork` is returned for it): ``classificationLayer`` (its
@@ -637,6 +689,9 @@ def trainNetwork(
     ``FinalValidationAccuracy`` / ``FinalValidationRMSE``, ``OutputNetworkIteration``.
     Verbose prints MATLAB's legacy table.
     """
+    data = None
+    if options is None and is_source(X):  # trainNetwork(source, layers, options)
+        data, Y, layers, options = X, None, Y, layers
     options = _check_options("trainNetwork", options)
     body: LayerGraph | list[Layer]
     source_port = ""
@@ -662,13 +717,15 @@ def trainNetwork(
                 "trainNetwork: the layers must end in one output layer (classificationLayer, regressionLayer)"
             )
         output, body = items[-1], items[:-1]
-    classes = None
+    classes = named = None
+    if data is not None:
+        X, Y, named = read_source("trainNetwork", data, _input_layer(body), options)
     if isinstance(output, ClassificationOutputLayer):
         if not is_labels(Y):
             raise DLFormatError(
                 "trainNetwork: a classificationLayer needs class labels as Y (names, one per observation)"
             )
-        classes = _classes_of(Y, output.Classes)
+        classes = named if named and output.Classes == "auto" else _classes_of(Y, output.Classes)
         if output.Classes == "auto":
             output = type(output)(Name=output.Name, Classes=classes)
         metric = "accuracy"

@@ -128,3 +128,11 @@ def test_output_functions_and_checkpoints_run_as_for_the_other_solvers(tmp_path)
     assert info.StopReason == "Stopped by OutputFcn" and len(info.TrainingHistory) == 3
     (checkpoint,) = sorted(tmp_path.glob("net_checkpoint__2__*.pt"))
     assert isinstance(dlf.io.load_network(checkpoint), dlf.DLNetwork)
+
+
+def test_lbfgs_refuses_data_parallel_training():
+    options = dlf.trainingOptions("lbfgs", Verbose=False, ExecutionEnvironment="parallel")
+    with pytest.raises(
+        DLFormatError, match=r'the "lbfgs" solver trains in one process; ExecutionEnvironment "parallel"'
+    ):
+        dlf.trainnet(X, T, network(), "mse", options)

@@ -119,7 +119,6 @@ def test_setting_an_option_checks_it():
         ("sgdm", {"Metrics": ["accuracy", "Accuracy"]}, "names a metric twice"),
         ("sgdm", {"Metrics": 3}, "Metrics must be a metric name"),
         ("sgdm", {"Metrics": [lambda Y, T: 0]}, "a metric function needs a name"),
-        ("sgdm", {"ExecutionEnvironment": "multi-gpu"}, "not yet ported"),
         ("sgdm", {"Metrics": "f1"}, 'Metrics must be one of "accuracy", "rmse", "fscore"'),
         ("sgdm", {"InputDataFormats": "SSXB"}, "is not a data format"),
         ("sgdm", {"SequenceLength": "middle"}, "SequenceLength must be one of"),

@@ -1,0 +1,233 @@
+"""Data-parallel training for ``trainnet`` / ``trainNetwork``: ``ExecutionEnvironment`` ``"parallel"``
+and ``"multi-gpu"``.
+
+Every rank holds a copy of the network and takes a disjoint share of each mini-batch (the
+``MiniBatchSize`` observations are divided among the ranks, the first ranks taking one more when
+the division leaves a remainder). Each rank's gradients are weighted by its share of the
+mini-batch and summed over the ranks with ``torch.distributed.all_reduce``: the gradient of the
+whole mini-batch's mean loss, so that L2 regularization, gradient thresholding and the solver
+then see the same gradients as one process training on the whole mini-batch. The network's
+State (batch normalization's running statistics) is averaged over the ranks, weighted by their
+shares, after every iteration, so that every rank keeps the same State.
+
+Two ways in:
+
+- under ``torchrun`` (``RANK`` and ``WORLD_SIZE`` set) or inside an initialized process group:
+  every rank calls ``trainnet`` and joins the group (``nccl`` with CUDA, ``gloo`` otherwise);
+  every rank gets the trained network back;
+- from one process: ``trainnet`` starts the workers itself (``torch.multiprocessing``, ``spawn``),
+  one per CUDA device, or for ``"parallel"`` without CUDA ``DLFORMAT_NUM_WORKERS`` CPU processes
+  (default: the number of CPU cores, as MATLAB's local pool), and returns rank 0's network.
+  Spawned workers import the caller's functions by name: a loss or schedule function must be
+  defined at module level, and a script must start training under ``if __name__ == "__main__":``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import pickle
+import socket
+import tempfile
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, TypeVar
+
+import torch
+import torch.distributed as dist
+
+from .._errors import DLFormatError
+
+__all__ = ["SINGLE", "Group", "fingerprint", "group_for", "spawned"]
+
+T = TypeVar("T")
+DISTRIBUTED = ("parallel", "multi-gpu")
+WORKERS_VARIABLE = "DLFORMAT_NUM_WORKERS"
+
+
+class Group:
+    """The ranks training together; one process alone is the group of one (every method a no-op)."""
+
+    def __init__(self, rank: int = 0, size: int = 1, device: torch.device | None = None) -> None:
+        self.rank, self.size, self.device = rank, size, device
+
+    @property
+    def leads(self) -> bool:
+        """Rank 0 prints (``Verbose``), plots and writes checkpoints."""
+        return self.rank == 0
+
+    def share(self, indices: torch.Tensor) -> torch.Tensor:
+        """This rank's part of a mini-batch: ``len // size`` observations, one more for the first
+        ``len % size`` ranks, in order."""
+        if self.size == 1:
+            return indices
+        count, extra = divmod(len(indices), self.size)
+        begin = self.rank * count + min(self.rank, extra)
+        return indices[begin : begin + count + (self.rank < extra)]
+
+    def order(self, order: torch.Tensor) -> torch.Tensor:
+        """Rank 0's observation order, so that every rank cuts the same mini-batches."""
+        if self.size == 1:
+            return order
+        moved = order.to(self.device) if self.device is not None else order  # nccl sends CUDA tensors only
+        dist.broadcast(moved, 0)
+        return moved.cpu()
+
+    def gradients(self, gradients: list[torch.Tensor], weight: float) -> list[torch.Tensor]:
+        """The whole mini-batch's gradients: each rank's weighted by its share, summed over ranks."""
+        if self.size == 1:
+            return gradients
+        flat = torch.cat([g.reshape(-1) for g in gradients]) * weight
+        dist.all_reduce(flat)
+        parts = flat.split([g.numel() for g in gradients])
+        return [part.view_as(g) for part, g in zip(parts, gradients, strict=True)]
+
+    def average(self, record: dict[str, Any], names: Sequence[str], weight: float) -> dict[str, float]:
+        """The named per-rank numbers (loss, metrics) averaged over ranks, weighted by their shares;
+        ``"rmse"`` averaged as its square, so that it is the whole mini-batch's."""
+        if self.size == 1:
+            return {}
+        squared = [name == "rmse" for name in names]
+        local = [float(record[n]) ** (2 if s else 1) * weight for n, s in zip(names, squared, strict=True)]
+        total = torch.tensor(local, dtype=torch.float64, device=self.device)
+        dist.all_reduce(total)
+        return {n: v**0.5 if s else v for n, v, s in zip(names, total.tolist(), squared, strict=True)}
+
+    def any(self, flag: bool) -> bool:
+        """Whether ``flag`` holds on any rank (rank 0's output function asking to stop stops all)."""
+        if self.size == 1:
+            return flag
+        value = torch.tensor([1.0 if flag else 0.0], device=self.device)
+        dist.all_reduce(value, op=dist.ReduceOp.MAX)
+        return bool(value.item())
+
+    def synchronize(self, net: Any, weight: float) -> None:
+        """The State averaged over ranks (weighted by shares): every rank keeps the same State."""
+        if self.size == 1:
+            return
+        with torch.no_grad():
+            for value in net.State.Value:
+                if value.is_floating_point():
+                    value.mul_(weight)
+                    dist.all_reduce(value)
+                else:
+                    dist.broadcast(value, 0)
+
+    def start(self, net: Any) -> None:
+        """Rank 0's learnables and State on every rank before the first iteration."""
+        if self.size == 1:
+            return
+        with torch.no_grad():
+            for value in [*net.parameters(), *net.buffers()]:
+                dist.broadcast(value.data, 0)
+
+
+SINGLE = Group()
+
+
+def _cuda_count(environment: str) -> int:
+    count = torch.cuda.device_count() if torch.cuda.is_available() else 0
+    if environment == "multi-gpu" and count == 0:
+        raise DLFormatError(
+            'ExecutionEnvironment "multi-gpu": no CUDA device is available to torch; use "parallel" '
+            "to train on CPU processes"
+        )
+    return count
+
+
+def _worker_count() -> int:
+    given = os.environ.get(WORKERS_VARIABLE)
+    if given is None:
+        return os.cpu_count() or 1
+    if not given.strip().isdigit() or int(given) < 1:
+        raise DLFormatError(f"{WORKERS_VARIABLE} must be a positive integer; got {given!r}")
+    return int(given)
+
+
+def _joinable() -> bool:
+    return dist.is_available() and (dist.is_initialized() or {"RANK", "WORLD_SIZE"} <= set(os.environ))
+
+
+def group_for(environment: str) -> Group | None:
+    """The group to train in: the process group this rank belongs to (joined when ``torchrun``
+    started it), :data:`SINGLE` without distributed training, or ``None`` when workers must be
+    started (see :func:`spawned`)."""
+    if environment not in DISTRIBUTED:
+        return SINGLE
+    cuda = _cuda_count(environment)
+    if not _joinable():
+        return None
+    if not dist.is_initialized():
+        dist.init_process_group("nccl" if cuda else "gloo")
+    device = None
+    if cuda:
+        device = torch.device("cuda", int(os.environ.get("LOCAL_RANK", dist.get_rank() % cuda)))
+        torch.cuda.set_device(device)
+    return Group(dist.get_rank(), dist.get_world_size(), device)
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _run(
+    rank: int, size: int, port: int, folder: str, rng: torch.Tensor, train: Callable[..., Any], payload: bytes
+) -> None:
+    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), RANK=str(rank), WORLD_SIZE=str(size))
+    os.environ["LOCAL_RANK"] = str(rank)
+    torch.set_rng_state(rng)  # rank 0 shuffles as the caller's process would have
+    threads = max(1, (os.cpu_count() or 1) // size)
+    torch.set_num_threads(threads)
+    # the arguments come as plain pickled bytes: torch.multiprocessing would share the network's
+    # tensors among the workers, and every worker would update the same weights
+    args = pickle.loads(payload)
+    try:
+        outcome = train(*args)
+        state = args[1].state_dict()
+        (Path(folder) / f"rank{rank}.sha").write_text(fingerprint(state))
+        if rank == 0:
+            torch.save((outcome, state), Path(folder) / "trained.pt")
+    finally:
+        if dist.is_initialized():
+            dist.destroy_process_group()
+
+
+def spawned(environment: str, train: Callable[..., T], args: tuple) -> tuple[T, dict[str, Any]]:
+    """Start one worker per CUDA device (or ``DLFORMAT_NUM_WORKERS`` CPU processes for
+    ``"parallel"`` without CUDA), run ``train(*args)`` in each, and return rank 0's outcome and
+    trained State dict."""
+    from torch.multiprocessing.spawn import spawn
+
+    cuda = _cuda_count(environment)
+    size = cuda if cuda else _worker_count()
+    try:
+        payload = pickle.dumps(args)
+    except (pickle.PicklingError, AttributeError, TypeError) as error:
+        raise DLFormatError(
+            f'ExecutionEnvironment "{environment}" starts worker processes, which receive the data, '
+            "options and loss by pickling: functions given (lossFcn, LearnRateSchedule) must be defined "
+            f"at module level ({error})"
+        ) from None
+    with tempfile.TemporaryDirectory() as folder:
+        spawn(
+            _run,
+            args=(size, _free_port(), folder, torch.get_rng_state(), train, payload),
+            nprocs=size,
+            join=True,
+        )
+        prints = {(Path(folder) / f"rank{rank}.sha").read_text() for rank in range(size)}
+        if len(prints) != 1:  # every rank applies the same updates: a difference is a bug, never ignored
+            raise DLFormatError(f"{environment} training: the {size} workers ended with different networks")
+        outcome, state = torch.load(Path(folder) / "trained.pt", weights_only=False)
+        return outcome, state
+
+
+def fingerprint(state: dict[str, torch.Tensor]) -> str:
+    """A digest of every value's bytes: equal digests, bit-identical networks."""
+    digest = hashlib.sha256()
+    for name, value in state.items():
+        digest.update(name.encode())
+        digest.update(value.detach().cpu().contiguous().reshape(-1).view(torch.uint8).numpy().tobytes())
+    return digest.hexdigest()
