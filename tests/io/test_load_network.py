@@ -344,13 +344,13 @@ def test_variable_picks_and_other_variables_are_not_networks(networks):
 
 
 def test_several_networks_need_a_variable(networks, tmp_path, monkeypatch):
-    from dlformat.io import _network
+    from dlformat.io import _network, _scan
 
-    entries = [
-        type("Entry", (), {"path": "a", "matlab_class": "SeriesNetwork (object)"})(),
-        type("Entry", (), {"path": "b", "matlab_class": "dlnetwork (object)"})(),
+    variables = [
+        _scan.Variable("a", "SeriesNetwork", (1, 1), True),
+        _scan.Variable("b", "dlnetwork", (1, 1), True),
     ]
-    monkeypatch.setattr("dlformat.io.whos", lambda path: entries)
+    monkeypatch.setattr("dlformat.io._open", lambda path: (path, _scan.Scan(5, variables), 0))
     with pytest.raises(
         DLFormatError, match=r"saves 2 networks: a \(SeriesNetwork\), b \(dlnetwork\); pick one"
     ):
