@@ -37,6 +37,30 @@ LOADABLE = [
 ]
 
 
+# -- the replacements the two files with unmappable layers need (custom_layers) ------------------
+def _pac48_normalize(properties):
+    return dlf.functionLayer(lambda W: W**2 / (dlf.sum(W**2, 1) + 0.01), Name=properties["Name"])
+
+
+def _pac48_project(properties):
+    captured = properties["PredictFcn"].workspace.properties["any"]
+    grids = next(item for item in captured.ravel() if isinstance(item, dict) and item)
+    x = dlf.dlarray(torch.as_tensor(grids["XFlat"], dtype=torch.float32))
+    y = dlf.dlarray(torch.as_tensor(grids["YFlat"], dtype=torch.float32))
+    return dlf.functionLayer(
+        lambda W: dlf.vertcat(dlf.mtimes(x, W), dlf.mtimes(y, W)), Name=properties["Name"]
+    )
+
+
+CUSTOM_LAYERS = {
+    "pac48_imagecontrolBC_dlnet.mat": {"layer_2": _pac48_normalize, "layer_3": _pac48_project},
+    "mimo__trainedNet.mat": {
+        "sigmoidLayer": lambda p: dlf.functionLayer(lambda X: dlf.sigmoid(X), Name=p["Name"]),
+        "sigmoidClassificationLayer": lambda p: dlf.regressionLayer(Name=p["Name"]),
+    },
+}
+
+
 def _saved(networks: Path, file: str, variable: str):
     return loadmat(networks / file, [variable])[variable]
 
@@ -185,6 +209,31 @@ def test_state_dict_round_trip(networks, file, variable, kind):
         torch.testing.assert_close(dlf.extractdata(ours), dlf.extractdata(theirs), rtol=0, atol=0)
 
 
+@pytest.mark.parametrize("file", [row[0] for row in LOADABLE] + list(CUSTOM_LAYERS))
+def test_save_learnables_round_trip(networks, file, tmp_path):
+    """save_learnables of a loaded network (a SeriesNetwork or DAGNetwork as it is, output layers
+    included) → load_learnables into a fresh load whose learnables and State were changed first →
+    identical learnables, State and outputs; no row missing or unexpected."""
+    from dlformat.io import load_learnables, save_learnables
+
+    custom = CUSTOM_LAYERS.get(file)
+    net = load_network(networks / file, custom_layers=custom)
+    save_learnables(net, tmp_path / "learnables.mat")
+    fresh = load_network(networks / file, custom_layers=custom)
+    values = [getattr(layer, name) for layer in fresh.Layers for name in (*layer.learnables, *layer.State)]
+    assert values  # every real network has learnables
+    with torch.no_grad():
+        for value in values:
+            (dlf.extractdata(value) if isinstance(value, dlf.DLArray) else value).add_(1.0)
+    assert load_learnables(fresh, tmp_path / "learnables.mat") == ([], [])
+    for ours, theirs in zip(net.Layers, fresh.Layers, strict=True):
+        for name in (*ours.learnables, *ours.State):
+            np.testing.assert_array_equal(_array(getattr(theirs, name)), _array(getattr(ours, name)))
+    inputs = _example(net, torch.Generator().manual_seed(5))
+    for ours, theirs in zip(_predict(net, inputs), _predict(fresh, inputs), strict=True):
+        torch.testing.assert_close(dlf.extractdata(ours), dlf.extractdata(theirs), rtol=0, atol=0)
+
+
 @pytest.mark.parametrize(("file", "variable", "kind"), LOADABLE, ids=[row[0] for row in LOADABLE])
 def test_network_file_round_trip(networks, file, variable, kind, tmp_path):
     """`dlformat convert`'s file: plain data (weights_only), rebuilt by load_network without mat-io
@@ -257,13 +306,7 @@ def test_an_edited_network_file_is_refused(vikas_file, edit, message):
 def test_network_file_refuses_python_functions(networks, tmp_path):
     from dlformat.io._network_file import write_network_file
 
-    net = load_network(
-        networks / "mimo__trainedNet.mat",
-        custom_layers={
-            "sigmoidLayer": lambda p: dlf.functionLayer(lambda X: dlf.sigmoid(X), Name=p["Name"]),
-            "sigmoidClassificationLayer": lambda p: dlf.regressionLayer(Name=p["Name"]),
-        },
-    )
+    net = load_network(networks / "mimo__trainedNet.mat", custom_layers=CUSTOM_LAYERS["mimo__trainedNet.mat"])
     with pytest.raises(DLFormatError, match=r"layer 'layer' is a function, which a network file cannot hold"):
         write_network_file(net, tmp_path / "net.pt")
 
@@ -281,19 +324,7 @@ def test_function_layers_are_listed_then_replaced(networks):
     ):
         load_network(path)
 
-    def normalize(properties):
-        return dlf.functionLayer(lambda W: W**2 / (dlf.sum(W**2, 1) + 0.01), Name=properties["Name"])
-
-    def project(properties):
-        captured = properties["PredictFcn"].workspace.properties["any"]
-        grids = next(item for item in captured.ravel() if isinstance(item, dict) and item)
-        x = dlf.dlarray(torch.as_tensor(grids["XFlat"], dtype=torch.float32))
-        y = dlf.dlarray(torch.as_tensor(grids["YFlat"], dtype=torch.float32))
-        return dlf.functionLayer(
-            lambda W: dlf.vertcat(dlf.mtimes(x, W), dlf.mtimes(y, W)), Name=properties["Name"]
-        )
-
-    net = load_network(path, custom_layers={"layer_2": normalize, "layer_3": project})
+    net = load_network(path, custom_layers=CUSTOM_LAYERS[path.name])
     assert isinstance(net, dlf.DLNetwork) and net.Initialized
     (output,) = _predict(net, _example(net, torch.Generator().manual_seed(2)))
     assert dlf.dims(output) == "CB" and tuple(output.shape) == (2, 2)
