@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import io
+import itertools
 from pathlib import Path
 
 import numpy as np
@@ -19,6 +20,8 @@ import torch
 import dlformat as dlf
 from dlformat import DLFormatError
 from dlformat.io import load_network, loadmat
+
+from . import numpy_reference as ref
 
 pytest.importorskip("matio")
 
@@ -431,11 +434,10 @@ def test_without_matio_says_how_to_install(networks, without_matio):
 # -- an independent float64 NumPy forward pass from the saved arrays ----------------------------
 
 
-def _numpy_conv(x: np.ndarray, w: np.ndarray, b: np.ndarray, stride: int, pad: int) -> np.ndarray:
-    """MATLAB's convolution2dLayer (cross-correlation) on H×W×C×N, w H×W×C×F, b F."""
-    x = np.pad(x, ((pad, pad), (pad, pad), (0, 0), (0, 0)))
-    windows = np.lib.stride_tricks.sliding_window_view(x, w.shape[:2], axis=(0, 1))[::stride, ::stride]
-    return np.einsum("hwcnij,ijcf->hwfn", windows, w) + b.reshape(1, 1, -1, 1)
+def _float64(layer, field: str) -> np.ndarray:
+    """A saved learnable (or state) as float64, as the file holds it."""
+    value = layer.learnables[field].value if field in layer.learnables else layer.state[field]
+    return np.asarray(value, dtype=np.float64)
 
 
 def test_harkirat_2017_forms_match_a_numpy_forward_pass(networks):
@@ -446,26 +448,122 @@ def test_harkirat_2017_forms_match_a_numpy_forward_pass(networks):
     rng = np.random.default_rng(0)
     x = rng.uniform(0, 255, size=(112, 92, 1, 2))
     mean = saved["imageinput"].properties["Normalization"]["AverageImage"].astype(np.float64)
-    conv = saved["conv"].learnables
-    y = _numpy_conv(
+    conv = saved["conv"]
+    y = ref.conv2d(
         x - mean.reshape(112, 92, 1, 1),
-        conv["Weights"].value.astype(np.float64),
-        conv["Bias"].value.astype(np.float64),
-        stride=3,
-        pad=2,
+        _float64(conv, "Weights"),
+        _float64(conv, "Bias"),
+        stride=(3, 3),
+        padding=(2, 2, 2, 2),
     )
-    y = np.maximum(y, 0)
-    windows = np.lib.stride_tricks.sliding_window_view(y, (3, 3), axis=(0, 1))[::3, ::3]
-    y = windows.max(axis=(-2, -1))  # 12×10×3×N
-    fc = saved["fc"].learnables
-    scores = np.einsum("hwcn,hwck->kn", y, fc["Weights"].value.astype(np.float64)) + fc["Bias"].value.reshape(
-        -1, 1
-    )
-    scores = np.exp(scores - scores.max(0))
-    scores /= scores.sum(0)
+    y = ref.maxpool2d(ref.relu(y), (3, 3), (3, 3))  # 12×10×3×N
+    fc = saved["fc"]
+    scores = ref.softmax(ref.fully_connected(y, _float64(fc, "Weights"), _float64(fc, "Bias")))
     ours = net.predict(dlf.dlarray(torch.as_tensor(x, dtype=torch.float32), "SSCB"))
     assert dlf.dims(ours) == "CB"
     np.testing.assert_allclose(dlf.extractdata(ours).numpy(), scores, atol=1e-5)
+
+
+def _sequence_output(net, x: np.ndarray) -> np.ndarray:
+    ours = net.predict(dlf.dlarray(torch.as_tensor(x, dtype=torch.float32), "CBT"))
+    assert dlf.dims(ours) == "CBT"
+    return dlf.extractdata(ours).numpy()
+
+
+def test_gru_network_matches_a_numpy_forward_pass(networks):
+    """agoro (2025): four GRU layers (after-multiplication reset gate, 3*H bias) with dropout
+    between (nothing at prediction), a fully connected layer per time step."""
+    layers = _saved(networks, "agoro_gru_ph_model.mat", "GRUPHNet").layers
+    x = np.random.default_rng(1).standard_normal((1, 3, 20))
+    y = x
+    for layer in layers:
+        kind = _network_class(layer)
+        if kind == "GRULayer":
+            mode = layer.properties["ResetGateMode"]
+            W, R, b = (_float64(layer, field) for field in ("InputWeights", "RecurrentWeights", "Bias"))
+            y = ref.gru(y, _float64(layer, "HiddenState"), W, R, b, mode)
+        elif kind == "FullyConnectedLayer":
+            y = ref.fully_connected(y, _float64(layer, "Weights"), _float64(layer, "Bias"))
+    assert y.shape == (1, 3, 20)
+    np.testing.assert_allclose(_sequence_output(_loaded(networks, "agoro_gru_ph_model.mat"), x), y, atol=1e-4)
+
+
+def test_bilstm_network_matches_a_numpy_forward_pass(networks):
+    """mdl_anom (MathWorks example, 2021): three BiLSTM layers, each followed by a ReLU, and a
+    fully connected layer per time step."""
+    layers = _saved(networks, "mdl_anom__Results_TrainedNetwork.mat", "net").layers
+    x = np.random.default_rng(2).standard_normal((1, 3, 16))
+    y = x
+    for layer in layers:
+        kind = _network_class(layer)
+        if kind == "BiLSTMLayer":
+            W, R, b = (_float64(layer, field) for field in ("InputWeights", "RecurrentWeights", "Bias"))
+            y = ref.bilstm(y, _float64(layer, "HiddenState"), _float64(layer, "CellState"), W, R, b)
+        elif kind == "ReLULayer":
+            y = ref.relu(y)
+        elif kind == "FullyConnectedLayer":
+            y = ref.fully_connected(y, _float64(layer, "Weights"), _float64(layer, "Bias"))
+    assert y.shape == (1, 3, 16)
+    net = _loaded(networks, "mdl_anom__Results_TrainedNetwork.mat")
+    np.testing.assert_allclose(_sequence_output(net, x), y, atol=1e-4)
+
+
+def test_dlnetwork_cnn_matches_a_numpy_forward_pass(networks):
+    """fuma28 (dlnetwork, 2024): zerocenter input, five convolutions with batch normalization,
+    'same' max pooling with the saved asymmetric PaddingSize, a 13×1 pooling, dropout (nothing at
+    prediction), FC weights stored 1×4×48×8, softmax; the saved layers run in their saved order,
+    which is this network's order (every connection joins a layer to the next)."""
+    saved = _saved(networks, "fuma28_speech_trainedNet.mat", "trainedNet")
+    names = [layer.name for layer in saved.layers]
+    assert sorted(saved.connections) == sorted(itertools.pairwise(names))
+    x = np.random.default_rng(3).standard_normal((98, 32, 1, 2)) * 4
+    y = x
+    for layer in saved.layers:
+        kind, p = _network_class(layer), layer.properties
+        if kind == "ImageInputLayer":
+            assert p["Normalization"]["Type"] == "zerocenter"
+            y = y - np.asarray(p["Normalization"]["AverageImage"], dtype=np.float64).reshape(1, 1, -1, 1)
+        elif kind == "Convolution2DLayer":
+            assert np.asarray(p["DilationFactor"]).ravel().tolist() == [1, 1]
+            y = ref.conv2d(
+                y,
+                _float64(layer, "Weights"),
+                _float64(layer, "Bias"),
+                _ints(p["Stride"]),
+                _ints(p["PaddingSize"]),
+            )
+        elif kind == "BatchNormalizationLayer":
+            y = ref.batchnorm(
+                y,
+                _float64(layer, "TrainedMean"),
+                _float64(layer, "TrainedVariance"),
+                _float64(layer, "Scale"),
+                _float64(layer, "Offset"),
+                float(np.asarray(p["Epsilon"]).ravel()[0]),
+            )
+        elif kind == "ReLULayer":
+            y = ref.relu(y)
+        elif kind == "MaxPooling2DLayer":
+            y = ref.maxpool2d(y, _ints(p["PoolSize"]), _ints(p["Stride"]), _ints(p["PaddingSize"]))
+        elif kind == "FullyConnectedLayer":
+            y = ref.fully_connected(y, _float64(layer, "Weights"), _float64(layer, "Bias"))
+        elif kind == "SoftmaxLayer":
+            y = ref.softmax(y)
+        else:
+            assert kind == "DropoutLayer"
+    assert y.shape == (8, 2)
+    net = _loaded(networks, "fuma28_speech_trainedNet.mat")
+    ours = net.predict(dlf.dlarray(torch.as_tensor(x, dtype=torch.float32), "SSCB"))
+    assert dlf.dims(ours) == "CB"
+    np.testing.assert_allclose(dlf.extractdata(ours).numpy(), y, atol=1e-4)
+
+
+def _network_class(layer) -> str:
+    return layer.matlab_class.rsplit(".", 1)[-1]
+
+
+def _ints(value) -> list[int]:
+    return [int(item) for item in np.asarray(value).ravel()]
 
 
 @pytest.mark.parametrize(("name", "size"), [("maxpool_1", (98, 32, 4)), ("maxpool_2", (49, 16, 4))])
