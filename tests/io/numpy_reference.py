@@ -20,6 +20,7 @@ __all__ = [
     "conv2d",
     "fully_connected",
     "gru",
+    "lstm",
     "maxpool2d",
     "relu",
     "softmax",
@@ -96,6 +97,15 @@ def gru(x: np.ndarray, h0: np.ndarray, W: np.ndarray, R: np.ndarray, b: np.ndarr
     """gruLayer on ``C×N×T`` from the state ``h0`` (``H×1``, every observation): ``H×N×T``."""
     h = np.repeat(np.asarray(h0, dtype=np.float64).reshape(-1, 1), x.shape[1], axis=1)
     return gru_reference(x, h, W, R, b, mode=mode)[0]
+
+
+def lstm(
+    x: np.ndarray, h0: np.ndarray, c0: np.ndarray, W: np.ndarray, R: np.ndarray, b: np.ndarray
+) -> np.ndarray:
+    """lstmLayer on ``C×N×T`` from the states ``h0``, ``c0`` (``H×1``, every observation): ``H×N×T``."""
+    n = x.shape[1]
+    h, c = (np.repeat(np.asarray(v, dtype=np.float64).reshape(-1, 1), n, axis=1) for v in (h0, c0))
+    return lstm_reference(x, h, c, W, R, np.asarray(b, dtype=np.float64).reshape(-1))[0]
 
 
 def bilstm(

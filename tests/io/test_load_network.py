@@ -558,6 +558,56 @@ def test_dlnetwork_cnn_matches_a_numpy_forward_pass(networks):
     np.testing.assert_allclose(dlf.extractdata(ours).numpy(), y, atol=1e-4)
 
 
+@pytest.mark.parametrize(
+    ("file", "variable", "name"),
+    [
+        ("mdl_anom__Results_TrainedNetwork.mat", "net", "bilstm2"),  # BiLSTMLayer saveobj version 3
+        ("traffic__trainedNetwork.mat", "trainedNetwork", "bilstm1"),  # version 4 (HasStateInputs/Outputs)
+    ],
+)
+def test_lstm_mapper_on_a_constructed_saved_form(networks, file, variable, name):
+    """No real file saves an lstmLayer. Its saveobj struct is assumed to be the BiLSTM one with
+    one direction (4*H rows, H×1 states): the recurrent classes' saved fields are MATLAB's public
+    property names (ReturnSequence for OutputMode), and GRULayer v2 and BiLSTMLayer v3/v4 save the
+    same set apart from their own properties (ResetGateMode; CellState); lstmLayer's public
+    properties are bilstmLayer's. The struct is built from a real BiLSTM's saved struct (its
+    forward half), decoded as a file's would be (_mcos), mapped, and run against NumPy."""
+    from dlformat.io import _mcos
+    from dlformat.io._network import mapped
+
+    (saved,) = [layer for layer in _saved(networks, file, variable).layers if layer.name == name]
+    H = int(np.asarray(saved.properties["NumHiddenUnits"]).ravel()[0])
+    struct = {"Version": np.array([[saved.version]], dtype=np.float64)}
+    for field, value in saved.properties.items():
+        if isinstance(value, _mcos.SavedLearnable):
+            struct[field] = {
+                "Value": value.value[: 4 * H],
+                "LearnRateFactor": value.learn_rate_factor,
+                "L2Factor": value.l2_factor,
+                "Initializer": value.initializer,
+            }
+        elif field in ("HiddenState", "CellState"):
+            struct[field] = {**value, "Value": np.asarray(value["Value"])[:H]}
+        elif field in ("InitialHiddenState", "InitialCellState"):
+            struct[field] = np.asarray(value)[:H]
+        else:
+            struct[field] = value
+    layer = _mcos._layer(_mcos.MatlabObject("nnet.cnn.layer.LSTMLayer", {"any": struct}), "constructed")
+    assert layer.version == saved.version and set(layer.state) == {"HiddenState", "CellState"}
+    lstm = mapped(layer)
+    assert isinstance(lstm, dlf.layers.LSTMLayer) and lstm.Name == name
+    C = int(np.asarray(saved.properties["InputSize"]).ravel()[0])
+    assert (lstm.NumHiddenUnits, lstm.OutputMode, lstm.InputSize) == (H, "sequence", C)
+    x = np.random.default_rng(6).standard_normal((C, 2, 7))
+    W, R, b = (_float64(layer, field) for field in ("InputWeights", "RecurrentWeights", "Bias"))
+    expected = ref.lstm(x, _float64(layer, "HiddenState"), _float64(layer, "CellState"), W, R, b)
+    ours = lstm(dlf.dlarray(torch.as_tensor(x, dtype=torch.float32), "CBT"))
+    np.testing.assert_allclose(dlf.extractdata(ours).detach().numpy(), expected, atol=1e-5)
+    assert lstm.InputWeightsLearnRateFactor == float(
+        np.asarray(struct["InputWeights"]["LearnRateFactor"]).ravel()[0]
+    )
+
+
 def _network_class(layer) -> str:
     return layer.matlab_class.rsplit(".", 1)[-1]
 
