@@ -719,7 +719,11 @@ def test_predict_and_convert_with_custom_layers(networks, tmp_path, capsys):
         (None, "missing_file.py", r"no file missing_file\.py"),
         ("x = 1\n", "layers.py", r"layers\.py has no 'custom_layers' \(a dict of layer factories\)"),
         ("custom_layers = [1]\n", "layers.py", r"layers\.py:custom_layers must be a dict .*; got list"),
-        ("custom_layers = {'a': 1}\n", "layers.py", r"layers\.py:custom_layers must be a dict \{class or layer name: factory"),
+        (
+            "custom_layers = {'a': 1}\n",
+            "layers.py",
+            r"layers\.py:custom_layers must be a dict \{class or layer name: factory",
+        ),
         ("raise ValueError('boom')\n", "layers.py", r"importing layers\.py failed \(ValueError: boom\)"),
         (None, "no_such_module_here:LAYERS", r"importing no_such_module_here failed \(ModuleNotFoundError"),
     ],
