@@ -59,6 +59,7 @@ V4_SPARSE_COLUMNS_PER_BYTE = 256
 column count, which a compressed-column matrix allocates: at most this many, plus so many per
 byte of the file."""
 _READ_AHEAD = 1 << 16
+_HEADER_READ_AHEAD = 1 << 9
 
 MI_INT8, MI_UINT8, MI_INT16, MI_UINT16, MI_INT32, MI_UINT32 = 1, 2, 3, 4, 5, 6
 MI_SINGLE, MI_DOUBLE, MI_INT64, MI_UINT64, MI_MATRIX, MI_COMPRESSED = 7, 9, 12, 13, 14, 15
@@ -145,6 +146,7 @@ class _Stream:
         self.buf = b""
         self.at = 0
         self.base = base
+        self.read_ahead = _READ_AHEAD  # the most bytes fetched (inflated) beyond what is asked
 
     def _next(self, limit: int) -> bytes:
         """Up to ``limit`` further bytes, at least one unless the stream has ended."""
@@ -159,7 +161,7 @@ class _Stream:
         self.base += self.at
         self.at = 0
         while have < n:
-            chunk = self._next(max(n - have, _READ_AHEAD))
+            chunk = self._next(max(n - have, self.read_ahead))
             if not chunk:
                 raise _CutShortError
             parts.append(chunk)
@@ -899,7 +901,9 @@ def _top_element(
     walker.lazy = -1 if walker.listing or lazy else 1 if first == MI_COMPRESSED else 0
     try:
         if first == MI_COMPRESSED:
-            return _compressed(walker, file, position, nbytes, what), position + 8 + nbytes
+            # a lazy element is read for its headers only: inflate little beyond them
+            read_ahead = _HEADER_READ_AHEAD if lazy else _READ_AHEAD
+            return _compressed(walker, file, position, nbytes, what, read_ahead), position + 8 + nbytes
         if first == MI_MATRIX:
             variable = _uncompressed(walker, file, position, nbytes, what)
             return variable, position + 8 + nbytes + (-nbytes % 8)
@@ -912,8 +916,11 @@ def _top_element(
         raise DLFormatError(f"{what} is cut short: its data ends before the bytes it declares") from None
 
 
-def _compressed(walker: _Walker, file: BinaryIO, position: int, nbytes: int, what: str) -> Variable:
+def _compressed(
+    walker: _Walker, file: BinaryIO, position: int, nbytes: int, what: str, read_ahead: int = _READ_AHEAD
+) -> Variable:
     stream = _ZlibStream(file, position + 8, nbytes, what)
+    stream.read_ahead = read_ahead
     walker.stream = stream
     stream.ensure(8)
     inner_kind, inner_bytes = walker.pair.unpack_from(stream.buf, 0)
