@@ -33,6 +33,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     listing = _subcommand(commands, "inspect", _inspect)
     listing.add_argument("file", help="a .mat file")
+    _custom_layers_option(listing)
     predict = _subcommand(commands, "predict", _predict)
     predict.add_argument("network_file", metavar="NET.mat", help="a .mat file saving a network")
     predict.add_argument("data_file", metavar="DATA.mat", help="a .mat file holding the input array")
@@ -41,10 +42,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--format", help='the array\'s dlarray format, e.g. "SSCB" (default: from an image input layer)'
     )
     predict.add_argument("--network", help="the network's variable, needed when NET.mat saves several")
+    _custom_layers_option(predict)
     convert = _subcommand(commands, "convert", _convert)
     convert.add_argument("network_file", metavar="NET.mat", help="a .mat file saving a network")
     convert.add_argument("output", metavar="OUT.pt", help="the network file to write")
     convert.add_argument("--network", help="the network's variable, needed when NET.mat saves several")
+    _custom_layers_option(convert)
     plot = _subcommand(commands, "plot", _plot)
     plot.add_argument("source", help='"sinusoid", "timing-signal" (tensor2tensor), or a .mat file')
     plot.add_argument("-o", "--output", required=True, help="the PNG file to write")
@@ -55,6 +58,64 @@ def build_parser() -> argparse.ArgumentParser:
     plot.add_argument("--var", help="the variable of a .mat file, e.g. posemb.Weights or Value{1}")
     plot.add_argument("--title", help="the plot's title")
     return parser
+
+
+CUSTOM_LAYERS_NAME = "custom_layers"
+
+
+def _custom_layers_option(command: argparse.ArgumentParser) -> None:
+    command.add_argument(
+        "--custom-layers",
+        metavar="MODULE[:NAME] | FILE.py[:NAME]",
+        help="replacements for layers load_network cannot map (FunctionLayers, your classdef layers): "
+        f"the mapping NAME (default {CUSTOM_LAYERS_NAME}) of a Python module or file, as "
+        "load_network(..., custom_layers=...) takes it. This IMPORTS AND RUNS that Python code: "
+        "pass only code you trust (nothing from the .mat file is ever run)",
+    )
+
+
+def _custom_layers(spec: str | None) -> dict[str, Any] | None:
+    """The ``custom_layers`` mapping that ``--custom-layers`` names: ``MODULE[:NAME]`` (an importable
+    module) or ``FILE.py[:NAME]``; the module is imported, so its code runs (the user asked)."""
+    if spec is None:
+        return None
+    target, name = spec, CUSTOM_LAYERS_NAME
+    head, colon, tail = spec.rpartition(":")
+    if colon and tail.isidentifier():
+        target, name = head, tail
+    try:
+        if target.endswith(".py"):
+            import importlib.util
+
+            path = Path(target)
+            if not path.is_file():
+                raise DLFormatError(f"--custom-layers: no file {target}")
+            module_spec = importlib.util.spec_from_file_location(f"_dlformat_custom_layers_{path.stem}", path)
+            if module_spec is None or module_spec.loader is None:
+                raise DLFormatError(f"--custom-layers: cannot import {target} as Python")
+            module = importlib.util.module_from_spec(module_spec)
+            module_spec.loader.exec_module(module)
+        else:
+            import importlib
+
+            module = importlib.import_module(target)
+    except DLFormatError:
+        raise
+    except Exception as error:  # whatever the user's module raises as it runs
+        raise DLFormatError(
+            f"--custom-layers: importing {target} failed ({type(error).__name__}: {error})"
+        ) from None
+    mapping = getattr(module, name, None)
+    if mapping is None:
+        raise DLFormatError(f"--custom-layers: {target} has no {name!r} (a dict of layer factories)")
+    if not isinstance(mapping, dict) or not all(
+        isinstance(key, str) and callable(factory) for key, factory in mapping.items()
+    ):
+        raise DLFormatError(
+            f"--custom-layers: {target}:{name} must be a dict {{class or layer name: factory(properties)}}; "
+            f"got {type(mapping).__name__}"
+        )
+    return mapping
 
 
 def _subcommand(
@@ -144,11 +205,13 @@ def _inspect(args: argparse.Namespace) -> int:
     learnables file, also its layer/parameter rows. For each network MATLAB saved
     (SeriesNetwork, DAGNetwork, dlnetwork; needs mat-io), its layers as analyzeNetwork shows them
     (name, MATLAB class, output sizes, learnables) and the class names of its classification
-    outputs; layers load_network cannot map are listed with their class. Exits 1 on an
+    outputs; layers load_network cannot map are listed with their class, unless --custom-layers
+    names your replacements for them (this imports and runs that Python code). Exits 1 on an
     unreadable file.
     """
     from .io import _learnables, _network, whos
 
+    custom = _custom_layers(args.custom_layers)
     try:
         entries = whos(args.file)
         names = {entry.path for entry in entries}
@@ -188,22 +251,23 @@ def _inspect(args: argparse.Namespace) -> int:
         if _network.entry_class(entry) in _network.NETWORK_CLASSES:
             print()
             try:
-                _show_network(args.file, entry.path)
+                _show_network(args.file, entry.path, custom)
             except DLFormatError as error:  # mat-io missing, or an object it cannot decode
                 print(f"{entry.path}: {error}")
     return 0
 
 
-def _show_network(path: str, variable: str) -> None:
+def _show_network(path: str, variable: str, custom: dict[str, Any] | None = None) -> None:
     """One saved network: its layers (analyzeNetwork's columns, MATLAB's class for the type), the
-    classes of its classification outputs, and what load_network cannot map."""
+    classes of its classification outputs, and what load_network cannot map (``custom``: the
+    replacements of ``--custom-layers``)."""
     from ._display import learnables_summary
     from .io import _network, loadmat
 
     saved = loadmat(path, [variable])[variable]
     print(f"{variable}: {saved.kind} (saveobj version {saved.version}), {len(saved.layers)} layers")
     try:
-        net = _network.build(saved)
+        net = _network.build(saved, custom)
     except DLFormatError as error:  # shown under the layers; the file's other networks still show
         net, problem = None, str(error)
     # without the network (layers it cannot map), the layers it maps still show their learnables
@@ -275,7 +339,8 @@ def _predict(args: argparse.Namespace) -> int:
     dlarray of --format (default "SSCB"/"SSSCB" for a network with an image input layer), and
     prints, for a network with one classification output, each observation's label and score
     (MATLAB's classify); otherwise predict's output as a table. Exits 1 with a one-line reason
-    on an unreadable file, a missing variable, or layers load_network cannot map (listed).
+    on an unreadable file, a missing variable, or layers load_network cannot map (listed):
+    --custom-layers names your replacements for them (this imports and runs that Python code).
     """
     import numpy as np
     import torch
@@ -284,7 +349,9 @@ def _predict(args: argparse.Namespace) -> int:
     from .io import load_network, loadmat
     from .networks._legacy import LegacyNetwork
 
-    net = load_network(args.network_file, variable=args.network)
+    net = load_network(
+        args.network_file, variable=args.network, custom_layers=_custom_layers(args.custom_layers)
+    )
     value = loadmat(args.data_file, [args.variable])[args.variable]
     if not isinstance(value, np.ndarray) or value.dtype.kind not in "biuf":
         kind = f"{type(value).__name__} {getattr(value, 'dtype', '')}".strip()
@@ -318,12 +385,15 @@ def _convert(args: argparse.Namespace) -> int:
     OUT.pt holds plain data only (torch.load(..., weights_only=True) reads it): the network's
     kind, each layer's dlformat class and constructor arguments, the connections, and the
     state_dict. dlformat.io.load_network("OUT.pt") rebuilds the same network, same outputs.
-    Exits 1 with the reason on an unreadable file or layers load_network cannot map.
+    Exits 1 with the reason on an unreadable file or layers load_network cannot map
+    (--custom-layers names replacements; a layer holding Python code cannot be written).
     """
     from .io import load_network
     from .io._network_file import write_network_file
 
-    net = load_network(args.network_file, variable=args.network)
+    net = load_network(
+        args.network_file, variable=args.network, custom_layers=_custom_layers(args.custom_layers)
+    )
     write_network_file(net, args.output)
     print(f"wrote {args.output} ({len(net.Layers)} layers; dlformat.io.load_network reads it)")
     return 0

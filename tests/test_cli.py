@@ -625,3 +625,117 @@ def test_convert_of_unmappable_layers_exits_1_with_the_listing(networks, tmp_pat
         capsys.readouterr().err,
     )
     assert not (tmp_path / "out.pt").exists()
+
+
+# -- --custom-layers: the user's own replacements for layers a file cannot give ------------------
+MIMO_LAYERS = """
+import dlformat as dlf
+
+custom_layers = {
+    "sigmoidLayer": lambda properties: dlf.sigmoidLayer(Name=properties["Name"]),
+    "sigmoidClassificationLayer": lambda properties: dlf.regressionLayer(Name=properties["Name"]),
+}
+"""
+
+PAC48_LAYERS = """
+import torch
+import dlformat as dlf
+
+
+def _normalize(properties):
+    return dlf.functionLayer(lambda W: W**2 / (dlf.sum(W**2, 1) + 0.01), Name=properties["Name"])
+
+
+def _project(properties):  # the grids the FunctionLayer captured, from its saved workspace
+    captured = properties["PredictFcn"].workspace.properties["any"]
+    grids = next(item for item in captured.ravel() if isinstance(item, dict) and item)
+    x = dlf.dlarray(torch.as_tensor(grids["XFlat"], dtype=torch.float32))
+    y = dlf.dlarray(torch.as_tensor(grids["YFlat"], dtype=torch.float32))
+    return dlf.functionLayer(lambda W: dlf.vertcat(dlf.mtimes(x, W), dlf.mtimes(y, W)), Name=properties["Name"])
+
+
+PAC48 = {"layer_2": _normalize, "layer_3": _project}
+"""
+
+
+def _mimo_layers(tmp_path: Path) -> Path:
+    path = tmp_path / "mimo_layers.py"
+    path.write_text(MIMO_LAYERS)
+    return path
+
+
+def test_inspect_with_custom_layers_maps_every_layer(networks, tmp_path, capsys, monkeypatch):
+    """A module on the path (MODULE:NAME) for pac48's FunctionLayers; a .py file for mimo's classdef layers."""
+    _matio()
+    (tmp_path / "pac48_layers.py").write_text(PAC48_LAYERS)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    pac48 = str(networks / "pac48_imagecontrolBC_dlnet.mat")
+    assert main(["inspect", pac48, "--custom-layers", "pac48_layers:PAC48"]) == 0
+    out = capsys.readouterr().out
+    assert "(cannot be mapped)" not in out and "cannot load" not in out
+    assert re.search(r"layer_2\s+FunctionLayer", out) and "Total learnables:" in out
+    assert (
+        main(
+            [
+                "inspect",
+                str(networks / "mimo__trainedNet.mat"),
+                "--custom-layers",
+                str(_mimo_layers(tmp_path)),
+            ]
+        )
+        == 0
+    )
+    out = capsys.readouterr().out
+    assert "(cannot be mapped)" not in out and re.search(r"layer\s+sigmoidLayer", out)
+
+
+def test_predict_and_convert_with_custom_layers(networks, tmp_path, capsys):
+    _matio()
+    from dlformat.io import load_network, savemat
+
+    layers = str(_mimo_layers(tmp_path)) + ":custom_layers"
+    data = np.linspace(-1, 1, 640 * 2).reshape(640, 1, 1, 2)
+    savemat(tmp_path / "x.mat", {"X": data})
+    net_file = networks / "mimo__trainedNet.mat"
+    assert (
+        main(
+            ["predict", str(net_file), str(tmp_path / "x.mat"), "--variable", "X", "--custom-layers", layers]
+        )
+        == 0
+    )
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "regressionoutput: 16(C) × 2(B)"
+    assert main(["convert", str(net_file), str(tmp_path / "mimo.pt"), "--custom-layers", layers]) == 0
+    capsys.readouterr()
+    converted = load_network(tmp_path / "mimo.pt")  # sigmoidLayer is dlformat's own: plain data
+    X = dlformat.dlarray(torch.as_tensor(data).float(), "SSCB")
+    shown = np.array([[float(v) for v in line.split()[1:]] for line in lines[2:]])
+    np.testing.assert_allclose(shown, dlformat.extractdata(converted.predict(X)).numpy(), rtol=1e-3)
+
+
+@pytest.mark.parametrize(
+    ("module", "spec", "message"),
+    [
+        (None, "missing_file.py", r"no file missing_file\.py"),
+        ("x = 1\n", "layers.py", r"layers\.py has no 'custom_layers' \(a dict of layer factories\)"),
+        ("custom_layers = [1]\n", "layers.py", r"layers\.py:custom_layers must be a dict .*; got list"),
+        (
+            "custom_layers = {'a': 1}\n",
+            "layers.py",
+            r"layers\.py:custom_layers must be a dict \{class or layer name: factory",
+        ),
+        ("raise ValueError('boom')\n", "layers.py", r"importing layers\.py failed \(ValueError: boom\)"),
+        (None, "no_such_module_here:LAYERS", r"importing no_such_module_here failed \(ModuleNotFoundError"),
+    ],
+)
+def test_custom_layers_errors_exit_1_with_the_reason(
+    networks, tmp_path, capsys, monkeypatch, module, spec, message
+):
+    _matio()
+    monkeypatch.chdir(tmp_path)
+    if module is not None:
+        (tmp_path / "layers.py").write_text(module)
+    net_file = str(networks / "mimo__trainedNet.mat")
+    assert main(["convert", net_file, str(tmp_path / "out.pt"), "--custom-layers", spec]) == 1
+    assert re.match(r"dlformat convert: --custom-layers: " + message, capsys.readouterr().err)
+    assert not (tmp_path / "out.pt").exists()

@@ -26,6 +26,7 @@ from .._errors import DLFormatError
 from .._options import matlab_function
 from .._tracing import cached_plan
 from ._common import as_data, formatted_input, working_dtype
+from ._compiled_gru import gru as fused_gru
 
 __all__ = ["gru", "lstm"]
 
@@ -247,7 +248,7 @@ def run_gru(
     fused = state_activation == "tanh" and gate_activation == "sigmoid"
     if fused and reset_gate_mode != "before-multiplication":
         params = run.params(recurrent_bias)
-        steps, h = torch.gru(run.x, run.states[0].contiguous(), params, True, 1, 0.0, True, False, False)
+        steps, h = fused_gru(run.x, run.states[0].contiguous(), params)  # opaque under torch.compile
     else:
         step = _gru_step(reset_gate_mode, STATE_FUNCTIONS[state_activation], GATE_FUNCTIONS[gate_activation])
         steps, (h,) = run.looped(step, recurrent_bias)

@@ -23,17 +23,18 @@ __all__ = ["load_learnables", "load_network", "loadmat", "save_learnables", "sav
 VERSIONS = ("7", "7.3")
 
 
-def _open(path: str | os.PathLike[str]) -> tuple[Path, int, list[_scan.Variable], int]:
+def _open(path: str | os.PathLike[str]) -> tuple[Path, _scan.Scan, int]:
+    """The file scanned (:func:`._scan.scan`), with its size."""
     path = Path(path)
     try:
         with open(path, "rb") as file:
             size = os.fstat(file.fileno()).st_size
-            version, variables = _scan.scan(file, size)
+            scanned = _scan.scan(file, size)
     except OSError as error:
         raise DLFormatError(f"cannot read {path}: {error.strerror or error}") from None
     except DLFormatError as error:
         raise DLFormatError(f"cannot read {path}: {error}") from None
-    return path, version, variables, size
+    return path, scanned, size
 
 
 def loadmat(path: str | os.PathLike[str], variable_names: Iterable[str] | None = None) -> dict[str, Any]:
@@ -65,7 +66,12 @@ def loadmat(path: str | os.PathLike[str], variable_names: Iterable[str] | None =
         for name in wanted:
             if not isinstance(name, str):
                 raise DLFormatError(f"variable_names must be strings; got {name!r}")
-    path, version, variables, size = _open(path)
+    return _read(*_open(path), wanted)
+
+
+def _read(path: Path, scanned: _scan.Scan, size: int, wanted: list[str] | None) -> dict[str, Any]:
+    """:func:`loadmat` of a file already scanned (:func:`_open`)."""
+    version, variables = scanned.version, scanned.variables
     objects: list[_values.ObjectError] = []
     with _reader_errors(path, "HDF5 file" if version == 73 else "file"):
         if version == 73:
@@ -74,7 +80,7 @@ def loadmat(path: str | os.PathLike[str], variable_names: Iterable[str] | None =
             loaded = _matv5.read(path, _matv5.select(path, variables, wanted, objects), version)
         if not objects:
             return loaded
-        decoded = _objects(path, version, objects, size)
+        decoded = _objects(path, scanned, objects, size)
         # the file's order (or the caller's), objects in their places
         order = [error.variable for error in objects] + list(loaded)
         if wanted is not None:
@@ -84,21 +90,23 @@ def loadmat(path: str | os.PathLike[str], variable_names: Iterable[str] | None =
         return {name: decoded[name] if name in decoded else loaded[name] for name in order}
 
 
-def _objects(path: Path, version: int, found: list[_values.ObjectError], size: int) -> dict[str, Any]:
+def _objects(path: Path, scanned: _scan.Scan, found: list[_values.ObjectError], size: int) -> dict[str, Any]:
     """Variables holding MATLAB objects (``found``: the reader's refusal of each), through mat-io,
-    after the file's objects and subsystem block pass the structural checks; in dlformat's forms
-    (networks as :class:`~dlformat.io._mcos.SavedNetwork` descriptions)."""
+    after those variables' objects and the subsystem block pass the structural checks; in
+    dlformat's forms (networks as :class:`~dlformat.io._mcos.SavedNetwork` descriptions)."""
     try:
         _mcos.matio(path)
     except DLFormatError:
         raise DLFormatError(f"{found[0]}; or decode MATLAB objects with mat-io, {_mcos.INSTALL}") from None
-    if version == 73:
-        _matv73.check_objects(path, size)
-    else:
-        with open(path, "rb") as file:
-            _scan.scan(file, size, objects=True)
     names = [error.variable for error in found]
-    values = _mcos.read(path, version, names)
+    subsystem = None
+    if scanned.version == 73:
+        _matv73.check_objects(path, size)
+    else:  # the subsystem is inflated once, here, and mat-io decodes those bytes
+        holding = [variable for variable in scanned.variables if variable.name in names]
+        with open(path, "rb") as file:
+            subsystem = _scan.check_objects(file, size, scanned, holding)
+    values = _mcos.read(path, scanned.version, names, subsystem)
     return {name: _mcos.plain(values[name], name) for name in names}
 
 
@@ -159,7 +167,7 @@ def whos(path: str | os.PathLike[str]) -> list[_values.Entry]:
     try:
         with open(path, "rb") as file:
             size = os.fstat(file.fileno()).st_size
-            version, _ = _scan.scan(file, size, listing)
+            version = _scan.scan(file, size, listing).version
     except OSError as error:
         raise DLFormatError(f"cannot read {path}: {error.strerror or error}") from None
     except DLFormatError as error:

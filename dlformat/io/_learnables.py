@@ -41,7 +41,15 @@ def _uninitialized(layers: dict[str, Layer], doing: str) -> None:
         )
 
 
-def _named_layers(module: nn.Module) -> dict[str, Layer]:
+def _named_layers(module: Any) -> dict[str, Layer]:
+    from ..networks._legacy import LegacyNetwork
+
+    if isinstance(module, LegacyNetwork):  # a SeriesNetwork or DAGNetwork: its output layers learn nothing
+        module = module.body
+    if not isinstance(module, nn.Module):
+        raise DLFormatError(
+            f"expected a network, layer or torch module holding dlformat layers; got {type(module).__name__}"
+        )
     layers: dict[str, Layer] = {}
     for layer in module.modules():
         if not isinstance(layer, Layer) or not (layer.learnables or layer.State):
@@ -57,8 +65,11 @@ def _named_layers(module: nn.Module) -> dict[str, Layer]:
     return layers
 
 
-def save_learnables(module: nn.Module, path: str | os.PathLike[str], version: str = "7") -> None:
+def save_learnables(module: Any, path: str | os.PathLike[str], version: str = "7") -> None:
     """Write every learnable of every named dlformat layer in ``module`` as a Learnables table.
+
+    ``module``: a torch module holding dlformat layers (a ``DLNetwork``, a layer), or a
+    ``SeriesNetwork``/``DAGNetwork``. Their ``State`` goes with them (the ``State`` struct).
 
     MATLAB reads it back with ``importLearnables.m`` (in the repository's ``matlab/``).
     """
@@ -86,8 +97,9 @@ def _cells(layers: dict[str, Layer], rows: list[tuple[str, str]]) -> dict[str, n
     return columns
 
 
-def load_learnables(module: nn.Module, path: str | os.PathLike[str], strict: bool = True) -> LearnablesResult:
-    """Assign a Learnables table from a .mat file to the named dlformat layers of ``module``.
+def load_learnables(module: Any, path: str | os.PathLike[str], strict: bool = True) -> LearnablesResult:
+    """Assign a Learnables table from a .mat file to the named dlformat layers of ``module``
+    (what :func:`save_learnables` takes), and its ``State`` rows to their state.
 
     Values are converted to each parameter's dtype and device and copied in place, so
     optimizers holding the parameters stay valid. Every row is checked before any is

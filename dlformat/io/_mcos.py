@@ -17,7 +17,10 @@ a warning and returns the object's raw metadata; here every such warning is an e
 
 from __future__ import annotations
 
+import io
 import re
+import sys
+import types
 import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -49,6 +52,8 @@ _FUNCTION_TEXT = re.compile(r"sf%\d+(@.*)\Z", re.DOTALL)
 
 def matio(reading: Path | None = None) -> Any:
     """The mat-io package, or a DLFormatError that says how to install it."""
+    if isinstance(sys.modules.get("matio.v7.matreader7"), types.ModuleType):  # imported already
+        return sys.modules["matio"]
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # pandas' notes on options mat-io sets at import
@@ -151,9 +156,11 @@ class SavedNetwork:
 # reading with mat-io
 
 
-def read(path: Path, version: int, names: list[str]) -> dict[str, Any]:
+def read(path: Path, version: int, names: list[str], subsystem_stream: bytes | None = None) -> dict[str, Any]:
     """The variables ``names`` of a scanned file as mat-io returns them, every object carrying
-    its own class; mat-io's warnings (a part it could not decode) raise."""
+    its own class; mat-io's warnings (a part it could not decode) raise. A version 5 file's
+    subsystem block is decoded from ``subsystem_stream`` (its inflated bytes, which the
+    structural check has walked; None: the file has none), never read again from the file."""
     mio = matio(path)
     warning_types = (mio.utils.matclass.MatReadWarning,)
     with warnings.catch_warnings(record=True) as caught:
@@ -166,9 +173,9 @@ def read(path: Path, version: int, names: list[str]) -> dict[str, Any]:
                 _check_parsed(path, subsystem, caught, warning_types)
                 values = mio.v7.matreader7.MatRead7(file, subsystem).get_variables(list(names))
         else:
-            offset, _, order = mio.utils.matheaders.read_mat_header(str(path))
+            _, _, order = mio.utils.matheaders.read_mat_header(str(path))
             with open(path, "rb") as file:
-                subsystem = mio.v5.matreader5.read_subsystem(file, offset, order, False, False)
+                subsystem = _subsystem5(mio, subsystem_stream)
                 _check_parsed(path, subsystem, caught, warning_types)
                 reader = mio.v5.matreader5.MatFile5Reader(file, byte_order=order, subsystem=subsystem)
                 values = reader.get_variables(list(names))
@@ -180,6 +187,23 @@ def read(path: Path, version: int, names: list[str]) -> dict[str, Any]:
     if missing:
         raise DLFormatError(f"cannot read {path}: mat-io found no variable {missing[0]!r}")
     return dict(values)
+
+
+def _subsystem5(mio: Any, stream: bytes | None) -> Any:
+    """mat-io's subsystem of a version 5 file from its inflated stream: the steps of mat-io's
+    ``read_subsystem`` after it has read the stream from the file (mat-io 1.0.x)."""
+    if stream is None:
+        return None
+    m5 = mio.v5.matreader5
+    data = io.BytesIO(stream)
+    order, _ = m5.check_mat_version(data.read(4))
+    data.read(4)  # padding
+    reader = m5.MatFile5Reader(data, byte_order=order)
+    reader.initialize_read()
+    header, _ = reader.read_var_header()
+    subsystem = m5.MatSubsystem(order, raw_data=False, add_table_attrs=False)
+    subsystem.load_subsystem(reader.read_var_array(header, False))
+    return subsystem
 
 
 def _check_warnings(path: Path, caught: list[warnings.WarningMessage], types: tuple[type, ...]) -> None:

@@ -695,39 +695,38 @@ def load_network(
             or saved value that cannot be mapped (named with its layer, class and field), or
             mat-io is missing (with the command that installs it).
     """
-    from . import loadmat, whos
+    from . import _open, _read, whos
 
     path = Path(path)
     if path.suffix == ".pt":  # what `dlformat convert` wrote: no mat-io needed
         from ._network_file import read_network_file
 
         return read_network_file(path)
-    if variable is not None:
-        values = loadmat(path, [variable])
-        value = values[variable]
-        if not isinstance(value, SavedNetwork):
+    opened = _open(path)  # scanned once: the scan lists the variables and guards the reading
+    if variable is None:
+        scanned = opened[1]
+        if scanned.version == 73:  # only h5py lists an HDF5 file's variables
+            listed = [(str(entry.path), entry_class(entry)) for entry in whos(path)]
+        else:
+            listed = [(item.name, item.matlab_class) for item in scanned.variables]
+        candidates = [(name, kind) for name, kind in listed if kind in NETWORK_CLASSES]
+        if not candidates:
             raise DLFormatError(
-                f"variable {variable!r} of {path} is not a network (it is {type(value).__name__})"
+                f"{path} saves no SeriesNetwork, DAGNetwork or dlnetwork; its variables: "
+                + ", ".join(f"{name} ({kind})" for name, kind in listed if kind)
             )
-        return build(value, custom_layers)
-    listed = whos(path)
-    candidates = [entry for entry in listed if entry_class(entry) in NETWORK_CLASSES]
-    if not candidates:
-        raise DLFormatError(
-            f"{path} saves no SeriesNetwork, DAGNetwork or dlnetwork; its variables: "
-            + ", ".join(f"{_entry_name(entry)} ({entry_class(entry)})" for entry in listed)
-        )
-    if len(candidates) > 1:
-        raise DLFormatError(
-            f"{path} saves {len(candidates)} networks: "
-            + ", ".join(f"{_entry_name(entry)} ({entry_class(entry)})" for entry in candidates)
-            + "; pick one with variable=..."
-        )
-    return load_network(path, _entry_name(candidates[0]), custom_layers)
-
-
-def _entry_name(entry: Any) -> str:
-    return str(entry.path)
+        if len(candidates) > 1:
+            raise DLFormatError(
+                f"{path} saves {len(candidates)} networks: "
+                + ", ".join(f"{name} ({kind})" for name, kind in candidates)
+                + "; pick one with variable=..."
+            )
+        variable = candidates[0][0]
+    value = _read(*opened, [variable])[variable]
+    if not isinstance(value, SavedNetwork):
+        kind = type(value).__name__
+        raise DLFormatError(f"variable {variable!r} of {path} is not a network (it is {kind})")
+    return build(value, custom_layers)
 
 
 def entry_class(entry: Any) -> str:

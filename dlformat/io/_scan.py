@@ -59,6 +59,7 @@ V4_SPARSE_COLUMNS_PER_BYTE = 256
 column count, which a compressed-column matrix allocates: at most this many, plus so many per
 byte of the file."""
 _READ_AHEAD = 1 << 16
+_HEADER_READ_AHEAD = 1 << 9
 
 MI_INT8, MI_UINT8, MI_INT16, MI_UINT16, MI_INT32, MI_UINT32 = 1, 2, 3, 4, 5, 6
 MI_SINGLE, MI_DOUBLE, MI_INT64, MI_UINT64, MI_MATRIX, MI_COMPRESSED = 7, 9, 12, 13, 14, 15
@@ -145,6 +146,7 @@ class _Stream:
         self.buf = b""
         self.at = 0
         self.base = base
+        self.read_ahead = _READ_AHEAD  # the most bytes fetched (inflated) beyond what is asked
 
     def _next(self, limit: int) -> bytes:
         """Up to ``limit`` further bytes, at least one unless the stream has ended."""
@@ -159,7 +161,7 @@ class _Stream:
         self.base += self.at
         self.at = 0
         while have < n:
-            chunk = self._next(max(n - have, _READ_AHEAD))
+            chunk = self._next(max(n - have, self.read_ahead))
             if not chunk:
                 raise _CutShortError
             parts.append(chunk)
@@ -801,74 +803,124 @@ def sparse_entry(path: str, logical: bool, complex_: bool, dims: tuple[int, ...]
     return Entry(path, ("logical" if logical else "double") + " sparse", dims, str(dtype), nbytes)
 
 
-def scan(
-    file: BinaryIO, size: int, listing: list[Entry] | None = None, objects: bool = False
-) -> tuple[int, list[Variable]]:
-    """Check a MAT-file's structure; return its version (4, 5 or 73) and top-level variables.
+@dataclass(frozen=True)
+class Scan:
+    """What :func:`scan` found: the file's version (4, 5 or 73), its top-level variables, and
+    the element that holds its subsystem block (version 5 files with MATLAB objects), its
+    values not yet inflated."""
+
+    version: int
+    variables: list[Variable]
+    subsystem: Variable | None = None
+
+
+def scan(file: BinaryIO, size: int, listing: list[Entry] | None = None) -> Scan:
+    """Check a MAT-file's structure; return its version, top-level variables and subsystem element.
 
     With a ``listing`` list, every leaf of every variable is appended to it, as
     :func:`dlformat.io.whos` lists them, from the headers alone: no values are read, and a
     compressed variable is inflated only as far as its structure needs. Without one, the
     walk checks everything SciPy will read: compressed variables are inflated to their end,
     except the values of arrays that the direct reader reads (and checks) itself.
-    Version 7.3 files are only identified here (h5py reads them). With ``objects``, objects are
-    walked rather than refused, and the subsystem block with them (see the module's docstring).
+    Version 7.3 files are only identified here (h5py reads them). MATLAB objects are refused
+    wherever they sit (:func:`check_objects` walks those that mat-io is to decode).
     """
     file.seek(0)
     head = file.read(128)
     version = file_version(head)
     if version == 73:
-        return 73, []
+        return Scan(73, [])
     if version == 4:
-        return 4, _scan_v4(file, size, listing)
-    order = "<" if head[126:128] == b"IM" else ">"
-    walker = _Walker(order, listing is not None, FREE_ELEMENTS + FREE_ELEMENTS_PER_BYTE * size, objects)
+        return Scan(4, _scan_v4(file, size, listing))
+    walker = _Walker(_byte_order(head), listing is not None, _free_elements(size))
     variables: list[Variable] = []
-    subsystem = struct.unpack(order + "Q", head[116:124])[0]
+    subsystem_at = _subsystem_offset(head)
+    subsystem = None
     position = 128
     while size - position >= 8:
         what = f"variable {len(variables) + 1}"
-        file.seek(position)
-        first, nbytes = walker.pair.unpack(file.read(8))
-        if nbytes > size - position - 8:
-            raise DLFormatError(f"{what} declares {nbytes} bytes but only {size - position - 8} remain")
-        walker.values_at = None
-        walker.tail_unread = False
-        walker.top = ("", "", ())
-        walker.lazy = -1 if listing is not None else 1 if first == MI_COMPRESSED else 0
         if listing is not None:
             walker.leaves = []
-        try:
-            if first == MI_COMPRESSED:
-                variable = _compressed(walker, file, position, nbytes, what)
-                following = position + 8 + nbytes
-            elif first == MI_MATRIX:
-                variable = _uncompressed(walker, file, position, nbytes, what)
-                following = position + 8 + nbytes + (-nbytes % 8)
-            else:
-                raise DLFormatError(f"{what} has data type {first}; a variable must be a matrix")
-        except _HiddenObjectError as found:
-            name, class_name, dims = walker.top
-            variable = Variable(
-                name, class_name, dims, False, hidden_object=(found.path(name), found.class_name)
-            )
-            following = position + 8 + nbytes + (0 if first == MI_COMPRESSED else -nbytes % 8)
-        except _CutShortError:
-            raise DLFormatError(f"{what} is cut short: its data ends before the bytes it declares") from None
-        if position != subsystem:  # the subsystem block holds object metadata, not a variable
+        # the subsystem's stream is left uninflated: check_objects inflates and walks it (once)
+        # before mat-io decodes it, and no other reader reads it
+        variable, following = _top_element(walker, file, size, position, what, position == subsystem_at)
+        if position != subsystem_at:  # the subsystem block holds object metadata, not a variable
             variables.append(replace(variable, offset=position, number=len(variables) + 1))
             if listing is not None and walker.leaves is not None:
                 listing.extend(walker.leaves)
-        elif objects:
-            _subsystem(walker, file, variable)
+        else:
+            subsystem = replace(variable, offset=position)
         position = following
     if position < size:
         raise DLFormatError(f"the file ends with {size - position} stray bytes after its last variable")
-    return 5, variables
+    return Scan(5, variables, subsystem)
 
 
-def _compressed(walker: _Walker, file: BinaryIO, position: int, nbytes: int, what: str) -> Variable:
+def check_objects(file: BinaryIO, size: int, scanned: Scan, variables: list[Variable]) -> bytes | None:
+    """Walk ``variables`` (top-level variables :func:`scan` found, holding MATLAB objects) with
+    their objects' data, and the subsystem block, by the rules of the module's docstring; return
+    the subsystem block's inflated stream (mat-io reads it from these bytes, not from the file),
+    or None for a file without one.
+
+    :func:`scan` has already walked every other element; the plain variables are not walked
+    again: the rules differ only for objects."""
+    file.seek(0)
+    head = file.read(128)
+    walker = _Walker(_byte_order(head), False, _free_elements(size), objects=True)
+    for variable in variables:
+        _top_element(walker, file, size, variable.offset, f"variable {variable.number}")
+    if scanned.subsystem is None:
+        return None
+    return _subsystem(walker, file, scanned.subsystem)
+
+
+def _byte_order(head: bytes) -> str:
+    return "<" if head[126:128] == b"IM" else ">"
+
+
+def _subsystem_offset(head: bytes) -> int:
+    return int(struct.unpack(_byte_order(head) + "Q", head[116:124])[0])
+
+
+def _free_elements(size: int) -> int:
+    return FREE_ELEMENTS + FREE_ELEMENTS_PER_BYTE * size
+
+
+def _top_element(
+    walker: _Walker, file: BinaryIO, size: int, position: int, what: str, lazy: bool = False
+) -> tuple[Variable, int]:
+    """Walk the top-level element at ``position``; return its variable and where the next starts.
+    ``lazy``: leave its last values unread whatever their size (their size is checked)."""
+    file.seek(position)
+    first, nbytes = walker.pair.unpack(file.read(8))
+    if nbytes > size - position - 8:
+        raise DLFormatError(f"{what} declares {nbytes} bytes but only {size - position - 8} remain")
+    walker.values_at = None
+    walker.tail_unread = False
+    walker.top = ("", "", ())
+    walker.lazy = -1 if walker.listing or lazy else 1 if first == MI_COMPRESSED else 0
+    try:
+        if first == MI_COMPRESSED:
+            # a lazy element is read for its headers only: inflate little beyond them
+            read_ahead = _HEADER_READ_AHEAD if lazy else _READ_AHEAD
+            return _compressed(walker, file, position, nbytes, what, read_ahead), position + 8 + nbytes
+        if first == MI_MATRIX:
+            variable = _uncompressed(walker, file, position, nbytes, what)
+            return variable, position + 8 + nbytes + (-nbytes % 8)
+        raise DLFormatError(f"{what} has data type {first}; a variable must be a matrix")
+    except _HiddenObjectError as found:
+        name, class_name, dims = walker.top
+        variable = Variable(name, class_name, dims, False, hidden_object=(found.path(name), found.class_name))
+        return variable, position + 8 + nbytes + (0 if first == MI_COMPRESSED else -nbytes % 8)
+    except _CutShortError:
+        raise DLFormatError(f"{what} is cut short: its data ends before the bytes it declares") from None
+
+
+def _compressed(
+    walker: _Walker, file: BinaryIO, position: int, nbytes: int, what: str, read_ahead: int = _READ_AHEAD
+) -> Variable:
     stream = _ZlibStream(file, position + 8, nbytes, what)
+    stream.read_ahead = read_ahead
     walker.stream = stream
     stream.ensure(8)
     inner_kind, inner_bytes = walker.pair.unpack_from(stream.buf, 0)
@@ -916,7 +968,7 @@ class _BytesStream(_Stream):
         return b""
 
 
-def _subsystem(walker: _Walker, file: BinaryIO, variable: Variable) -> None:
+def _subsystem(walker: _Walker, file: BinaryIO, variable: Variable) -> bytes:
     """Walk the subsystem block's own stream: MATLAB stores it as a uint8 variable whose bytes
     are an 8-byte header (version, byte order, padding) and a miMATRIX (a struct whose ``MCOS``
     field holds the FileWrapper__ object: its metadata, then every object's saved properties),
@@ -946,6 +998,7 @@ def _subsystem(walker: _Walker, file: BinaryIO, variable: Variable) -> None:
     if stream.at != 16 + nbytes:
         raise DLFormatError(f"{what} declares {nbytes} bytes but its contents take {stream.at - 16}")
     walker.free_elements = inner.free_elements
+    return data
 
 
 def _with_direct(variable: Variable, walker: _Walker, offset: int, compressed: int | None) -> Variable:

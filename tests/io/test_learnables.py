@@ -230,3 +230,29 @@ def test_a_network_built_in_inference_mode_loads_in_inference_mode(tmp_path):
     with torch.inference_mode():
         load_learnables(net, path, strict=False)
     assert torch.equal(net["third"].Weights, torch.full((2, 3), 2.0))
+
+
+def _series(seed):
+    torch.manual_seed(seed)
+    return dlf.assembleNetwork(
+        [
+            dlf.featureInputLayer(3, Name="in"),
+            dlf.fullyConnectedLayer(2, InputSize=3, Name="fc 1-ä"),  # not a MATLAB field name
+            dlf.regressionLayer(Name="out"),
+        ]
+    )
+
+
+def test_a_series_network_saves_and_loads_as_it_is(tmp_path):
+    """A SeriesNetwork (not a torch module) is taken whole; its output layer learns nothing."""
+    ours, theirs = _series(0), _series(1)
+    save_learnables(ours, tmp_path / "l.mat")
+    assert list(loadmat(tmp_path / "l.mat")["Layer"].ravel()) == ["fc 1-ä", "fc 1-ä"]
+    assert load_learnables(theirs, tmp_path / "l.mat") == ([], [])
+    X = dlf.dlarray(torch.randn(3, 4), "CB")
+    torch.testing.assert_close(dlf.extractdata(theirs.predict(X)), dlf.extractdata(ours.predict(X)))
+
+
+def test_something_that_holds_no_layers_is_named(tmp_path):
+    with pytest.raises(DLFormatError, match=r"expected a network, layer or torch module .*; got int"):
+        save_learnables(3, tmp_path / "l.mat")

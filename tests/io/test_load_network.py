@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import io
+import itertools
 from pathlib import Path
 
 import numpy as np
@@ -19,6 +20,8 @@ import torch
 import dlformat as dlf
 from dlformat import DLFormatError
 from dlformat.io import load_network, loadmat
+
+from . import numpy_reference as ref
 
 pytest.importorskip("matio")
 
@@ -35,6 +38,30 @@ LOADABLE = [
     ("mdl_anom__Results_TrainedNetwork.mat", "net", dlf.SeriesNetwork),
     ("traffic__trainedNetwork.mat", "trainedNetwork", dlf.DLNetwork),
 ]
+
+
+# -- the replacements the two files with unmappable layers need (custom_layers) ------------------
+def _pac48_normalize(properties):
+    return dlf.functionLayer(lambda W: W**2 / (dlf.sum(W**2, 1) + 0.01), Name=properties["Name"])
+
+
+def _pac48_project(properties):
+    captured = properties["PredictFcn"].workspace.properties["any"]
+    grids = next(item for item in captured.ravel() if isinstance(item, dict) and item)
+    x = dlf.dlarray(torch.as_tensor(grids["XFlat"], dtype=torch.float32))
+    y = dlf.dlarray(torch.as_tensor(grids["YFlat"], dtype=torch.float32))
+    return dlf.functionLayer(
+        lambda W: dlf.vertcat(dlf.mtimes(x, W), dlf.mtimes(y, W)), Name=properties["Name"]
+    )
+
+
+CUSTOM_LAYERS = {
+    "pac48_imagecontrolBC_dlnet.mat": {"layer_2": _pac48_normalize, "layer_3": _pac48_project},
+    "mimo__trainedNet.mat": {
+        "sigmoidLayer": lambda p: dlf.functionLayer(lambda X: dlf.sigmoid(X), Name=p["Name"]),
+        "sigmoidClassificationLayer": lambda p: dlf.regressionLayer(Name=p["Name"]),
+    },
+}
 
 
 def _saved(networks: Path, file: str, variable: str):
@@ -185,6 +212,31 @@ def test_state_dict_round_trip(networks, file, variable, kind):
         torch.testing.assert_close(dlf.extractdata(ours), dlf.extractdata(theirs), rtol=0, atol=0)
 
 
+@pytest.mark.parametrize("file", [row[0] for row in LOADABLE] + list(CUSTOM_LAYERS))
+def test_save_learnables_round_trip(networks, file, tmp_path):
+    """save_learnables of a loaded network (a SeriesNetwork or DAGNetwork as it is, output layers
+    included) → load_learnables into a fresh load whose learnables and State were changed first →
+    identical learnables, State and outputs; no row missing or unexpected."""
+    from dlformat.io import load_learnables, save_learnables
+
+    custom = CUSTOM_LAYERS.get(file)
+    net = load_network(networks / file, custom_layers=custom)
+    save_learnables(net, tmp_path / "learnables.mat")
+    fresh = load_network(networks / file, custom_layers=custom)
+    values = [getattr(layer, name) for layer in fresh.Layers for name in (*layer.learnables, *layer.State)]
+    assert values  # every real network has learnables
+    with torch.no_grad():
+        for value in values:
+            (dlf.extractdata(value) if isinstance(value, dlf.DLArray) else value).add_(1.0)
+    assert load_learnables(fresh, tmp_path / "learnables.mat") == ([], [])
+    for ours, theirs in zip(net.Layers, fresh.Layers, strict=True):
+        for name in (*ours.learnables, *ours.State):
+            np.testing.assert_array_equal(_array(getattr(theirs, name)), _array(getattr(ours, name)))
+    inputs = _example(net, torch.Generator().manual_seed(5))
+    for ours, theirs in zip(_predict(net, inputs), _predict(fresh, inputs), strict=True):
+        torch.testing.assert_close(dlf.extractdata(ours), dlf.extractdata(theirs), rtol=0, atol=0)
+
+
 @pytest.mark.parametrize(("file", "variable", "kind"), LOADABLE, ids=[row[0] for row in LOADABLE])
 def test_network_file_round_trip(networks, file, variable, kind, tmp_path):
     """`dlformat convert`'s file: plain data (weights_only), rebuilt by load_network without mat-io
@@ -257,13 +309,7 @@ def test_an_edited_network_file_is_refused(vikas_file, edit, message):
 def test_network_file_refuses_python_functions(networks, tmp_path):
     from dlformat.io._network_file import write_network_file
 
-    net = load_network(
-        networks / "mimo__trainedNet.mat",
-        custom_layers={
-            "sigmoidLayer": lambda p: dlf.functionLayer(lambda X: dlf.sigmoid(X), Name=p["Name"]),
-            "sigmoidClassificationLayer": lambda p: dlf.regressionLayer(Name=p["Name"]),
-        },
-    )
+    net = load_network(networks / "mimo__trainedNet.mat", custom_layers=CUSTOM_LAYERS["mimo__trainedNet.mat"])
     with pytest.raises(DLFormatError, match=r"layer 'layer' is a function, which a network file cannot hold"):
         write_network_file(net, tmp_path / "net.pt")
 
@@ -281,19 +327,7 @@ def test_function_layers_are_listed_then_replaced(networks):
     ):
         load_network(path)
 
-    def normalize(properties):
-        return dlf.functionLayer(lambda W: W**2 / (dlf.sum(W**2, 1) + 0.01), Name=properties["Name"])
-
-    def project(properties):
-        captured = properties["PredictFcn"].workspace.properties["any"]
-        grids = next(item for item in captured.ravel() if isinstance(item, dict) and item)
-        x = dlf.dlarray(torch.as_tensor(grids["XFlat"], dtype=torch.float32))
-        y = dlf.dlarray(torch.as_tensor(grids["YFlat"], dtype=torch.float32))
-        return dlf.functionLayer(
-            lambda W: dlf.vertcat(dlf.mtimes(x, W), dlf.mtimes(y, W)), Name=properties["Name"]
-        )
-
-    net = load_network(path, custom_layers={"layer_2": normalize, "layer_3": project})
+    net = load_network(path, custom_layers=CUSTOM_LAYERS[path.name])
     assert isinstance(net, dlf.DLNetwork) and net.Initialized
     (output,) = _predict(net, _example(net, torch.Generator().manual_seed(2)))
     assert dlf.dims(output) == "CB" and tuple(output.shape) == (2, 2)
@@ -344,13 +378,13 @@ def test_variable_picks_and_other_variables_are_not_networks(networks):
 
 
 def test_several_networks_need_a_variable(networks, tmp_path, monkeypatch):
-    from dlformat.io import _network
+    from dlformat.io import _network, _scan
 
-    entries = [
-        type("Entry", (), {"path": "a", "matlab_class": "SeriesNetwork (object)"})(),
-        type("Entry", (), {"path": "b", "matlab_class": "dlnetwork (object)"})(),
+    variables = [
+        _scan.Variable("a", "SeriesNetwork", (1, 1), True),
+        _scan.Variable("b", "dlnetwork", (1, 1), True),
     ]
-    monkeypatch.setattr("dlformat.io.whos", lambda path: entries)
+    monkeypatch.setattr("dlformat.io._open", lambda path: (path, _scan.Scan(5, variables), 0))
     with pytest.raises(
         DLFormatError, match=r"saves 2 networks: a \(SeriesNetwork\), b \(dlnetwork\); pick one"
     ):
@@ -400,11 +434,10 @@ def test_without_matio_says_how_to_install(networks, without_matio):
 # -- an independent float64 NumPy forward pass from the saved arrays ----------------------------
 
 
-def _numpy_conv(x: np.ndarray, w: np.ndarray, b: np.ndarray, stride: int, pad: int) -> np.ndarray:
-    """MATLAB's convolution2dLayer (cross-correlation) on H×W×C×N, w H×W×C×F, b F."""
-    x = np.pad(x, ((pad, pad), (pad, pad), (0, 0), (0, 0)))
-    windows = np.lib.stride_tricks.sliding_window_view(x, w.shape[:2], axis=(0, 1))[::stride, ::stride]
-    return np.einsum("hwcnij,ijcf->hwfn", windows, w) + b.reshape(1, 1, -1, 1)
+def _float64(layer, field: str) -> np.ndarray:
+    """A saved learnable (or state) as float64, as the file holds it."""
+    value = layer.learnables[field].value if field in layer.learnables else layer.state[field]
+    return np.asarray(value, dtype=np.float64)
 
 
 def test_harkirat_2017_forms_match_a_numpy_forward_pass(networks):
@@ -415,26 +448,172 @@ def test_harkirat_2017_forms_match_a_numpy_forward_pass(networks):
     rng = np.random.default_rng(0)
     x = rng.uniform(0, 255, size=(112, 92, 1, 2))
     mean = saved["imageinput"].properties["Normalization"]["AverageImage"].astype(np.float64)
-    conv = saved["conv"].learnables
-    y = _numpy_conv(
+    conv = saved["conv"]
+    y = ref.conv2d(
         x - mean.reshape(112, 92, 1, 1),
-        conv["Weights"].value.astype(np.float64),
-        conv["Bias"].value.astype(np.float64),
-        stride=3,
-        pad=2,
+        _float64(conv, "Weights"),
+        _float64(conv, "Bias"),
+        stride=(3, 3),
+        padding=(2, 2, 2, 2),
     )
-    y = np.maximum(y, 0)
-    windows = np.lib.stride_tricks.sliding_window_view(y, (3, 3), axis=(0, 1))[::3, ::3]
-    y = windows.max(axis=(-2, -1))  # 12×10×3×N
-    fc = saved["fc"].learnables
-    scores = np.einsum("hwcn,hwck->kn", y, fc["Weights"].value.astype(np.float64)) + fc["Bias"].value.reshape(
-        -1, 1
-    )
-    scores = np.exp(scores - scores.max(0))
-    scores /= scores.sum(0)
+    y = ref.maxpool2d(ref.relu(y), (3, 3), (3, 3))  # 12×10×3×N
+    fc = saved["fc"]
+    scores = ref.softmax(ref.fully_connected(y, _float64(fc, "Weights"), _float64(fc, "Bias")))
     ours = net.predict(dlf.dlarray(torch.as_tensor(x, dtype=torch.float32), "SSCB"))
     assert dlf.dims(ours) == "CB"
     np.testing.assert_allclose(dlf.extractdata(ours).numpy(), scores, atol=1e-5)
+
+
+def _sequence_output(net, x: np.ndarray) -> np.ndarray:
+    ours = net.predict(dlf.dlarray(torch.as_tensor(x, dtype=torch.float32), "CBT"))
+    assert dlf.dims(ours) == "CBT"
+    return dlf.extractdata(ours).numpy()
+
+
+def test_gru_network_matches_a_numpy_forward_pass(networks):
+    """agoro (2025): four GRU layers (after-multiplication reset gate, 3*H bias) with dropout
+    between (nothing at prediction), a fully connected layer per time step."""
+    layers = _saved(networks, "agoro_gru_ph_model.mat", "GRUPHNet").layers
+    x = np.random.default_rng(1).standard_normal((1, 3, 20))
+    y = x
+    for layer in layers:
+        kind = _network_class(layer)
+        if kind == "GRULayer":
+            mode = layer.properties["ResetGateMode"]
+            W, R, b = (_float64(layer, field) for field in ("InputWeights", "RecurrentWeights", "Bias"))
+            y = ref.gru(y, _float64(layer, "HiddenState"), W, R, b, mode)
+        elif kind == "FullyConnectedLayer":
+            y = ref.fully_connected(y, _float64(layer, "Weights"), _float64(layer, "Bias"))
+    assert y.shape == (1, 3, 20)
+    np.testing.assert_allclose(_sequence_output(_loaded(networks, "agoro_gru_ph_model.mat"), x), y, atol=1e-4)
+
+
+def test_bilstm_network_matches_a_numpy_forward_pass(networks):
+    """mdl_anom (MathWorks example, 2021): three BiLSTM layers, each followed by a ReLU, and a
+    fully connected layer per time step."""
+    layers = _saved(networks, "mdl_anom__Results_TrainedNetwork.mat", "net").layers
+    x = np.random.default_rng(2).standard_normal((1, 3, 16))
+    y = x
+    for layer in layers:
+        kind = _network_class(layer)
+        if kind == "BiLSTMLayer":
+            W, R, b = (_float64(layer, field) for field in ("InputWeights", "RecurrentWeights", "Bias"))
+            y = ref.bilstm(y, _float64(layer, "HiddenState"), _float64(layer, "CellState"), W, R, b)
+        elif kind == "ReLULayer":
+            y = ref.relu(y)
+        elif kind == "FullyConnectedLayer":
+            y = ref.fully_connected(y, _float64(layer, "Weights"), _float64(layer, "Bias"))
+    assert y.shape == (1, 3, 16)
+    net = _loaded(networks, "mdl_anom__Results_TrainedNetwork.mat")
+    np.testing.assert_allclose(_sequence_output(net, x), y, atol=1e-4)
+
+
+def test_dlnetwork_cnn_matches_a_numpy_forward_pass(networks):
+    """fuma28 (dlnetwork, 2024): zerocenter input, five convolutions with batch normalization,
+    'same' max pooling with the saved asymmetric PaddingSize, a 13×1 pooling, dropout (nothing at
+    prediction), FC weights stored 1×4×48×8, softmax; the saved layers run in their saved order,
+    which is this network's order (every connection joins a layer to the next)."""
+    saved = _saved(networks, "fuma28_speech_trainedNet.mat", "trainedNet")
+    names = [layer.name for layer in saved.layers]
+    assert sorted(saved.connections) == sorted(itertools.pairwise(names))
+    x = np.random.default_rng(3).standard_normal((98, 32, 1, 2)) * 4
+    y = x
+    for layer in saved.layers:
+        kind, p = _network_class(layer), layer.properties
+        if kind == "ImageInputLayer":
+            assert p["Normalization"]["Type"] == "zerocenter"
+            y = y - np.asarray(p["Normalization"]["AverageImage"], dtype=np.float64).reshape(1, 1, -1, 1)
+        elif kind == "Convolution2DLayer":
+            assert np.asarray(p["DilationFactor"]).ravel().tolist() == [1, 1]
+            y = ref.conv2d(
+                y,
+                _float64(layer, "Weights"),
+                _float64(layer, "Bias"),
+                _ints(p["Stride"]),
+                _ints(p["PaddingSize"]),
+            )
+        elif kind == "BatchNormalizationLayer":
+            y = ref.batchnorm(
+                y,
+                _float64(layer, "TrainedMean"),
+                _float64(layer, "TrainedVariance"),
+                _float64(layer, "Scale"),
+                _float64(layer, "Offset"),
+                float(np.asarray(p["Epsilon"]).ravel()[0]),
+            )
+        elif kind == "ReLULayer":
+            y = ref.relu(y)
+        elif kind == "MaxPooling2DLayer":
+            y = ref.maxpool2d(y, _ints(p["PoolSize"]), _ints(p["Stride"]), _ints(p["PaddingSize"]))
+        elif kind == "FullyConnectedLayer":
+            y = ref.fully_connected(y, _float64(layer, "Weights"), _float64(layer, "Bias"))
+        elif kind == "SoftmaxLayer":
+            y = ref.softmax(y)
+        else:
+            assert kind == "DropoutLayer"
+    assert y.shape == (8, 2)
+    net = _loaded(networks, "fuma28_speech_trainedNet.mat")
+    ours = net.predict(dlf.dlarray(torch.as_tensor(x, dtype=torch.float32), "SSCB"))
+    assert dlf.dims(ours) == "CB"
+    np.testing.assert_allclose(dlf.extractdata(ours).numpy(), y, atol=1e-4)
+
+
+@pytest.mark.parametrize(
+    ("file", "variable", "name"),
+    [
+        ("mdl_anom__Results_TrainedNetwork.mat", "net", "bilstm2"),  # BiLSTMLayer saveobj version 3
+        ("traffic__trainedNetwork.mat", "trainedNetwork", "bilstm1"),  # version 4 (HasStateInputs/Outputs)
+    ],
+)
+def test_lstm_mapper_on_a_constructed_saved_form(networks, file, variable, name):
+    """No real file saves an lstmLayer. Its saveobj struct is assumed to be the BiLSTM one with
+    one direction (4*H rows, H×1 states): the recurrent classes' saved fields are MATLAB's public
+    property names (ReturnSequence for OutputMode), and GRULayer v2 and BiLSTMLayer v3/v4 save the
+    same set apart from their own properties (ResetGateMode; CellState); lstmLayer's public
+    properties are bilstmLayer's. The struct is built from a real BiLSTM's saved struct (its
+    forward half), decoded as a file's would be (_mcos), mapped, and run against NumPy."""
+    from dlformat.io import _mcos
+    from dlformat.io._network import mapped
+
+    (saved,) = [layer for layer in _saved(networks, file, variable).layers if layer.name == name]
+    H = int(np.asarray(saved.properties["NumHiddenUnits"]).ravel()[0])
+    struct = {"Version": np.array([[saved.version]], dtype=np.float64)}
+    for field, value in saved.properties.items():
+        if isinstance(value, _mcos.SavedLearnable):
+            struct[field] = {
+                "Value": value.value[: 4 * H],
+                "LearnRateFactor": value.learn_rate_factor,
+                "L2Factor": value.l2_factor,
+                "Initializer": value.initializer,
+            }
+        elif field in ("HiddenState", "CellState"):
+            struct[field] = {**value, "Value": np.asarray(value["Value"])[:H]}
+        elif field in ("InitialHiddenState", "InitialCellState"):
+            struct[field] = np.asarray(value)[:H]
+        else:
+            struct[field] = value
+    layer = _mcos._layer(_mcos.MatlabObject("nnet.cnn.layer.LSTMLayer", {"any": struct}), "constructed")
+    assert layer.version == saved.version and set(layer.state) == {"HiddenState", "CellState"}
+    lstm = mapped(layer)
+    assert isinstance(lstm, dlf.layers.LSTMLayer) and lstm.Name == name
+    C = int(np.asarray(saved.properties["InputSize"]).ravel()[0])
+    assert (lstm.NumHiddenUnits, lstm.OutputMode, lstm.InputSize) == (H, "sequence", C)
+    x = np.random.default_rng(6).standard_normal((C, 2, 7))
+    W, R, b = (_float64(layer, field) for field in ("InputWeights", "RecurrentWeights", "Bias"))
+    expected = ref.lstm(x, _float64(layer, "HiddenState"), _float64(layer, "CellState"), W, R, b)
+    ours = lstm(dlf.dlarray(torch.as_tensor(x, dtype=torch.float32), "CBT"))
+    np.testing.assert_allclose(dlf.extractdata(ours).detach().numpy(), expected, atol=1e-5)
+    assert lstm.InputWeightsLearnRateFactor == float(
+        np.asarray(struct["InputWeights"]["LearnRateFactor"]).ravel()[0]
+    )
+
+
+def _network_class(layer) -> str:
+    return layer.matlab_class.rsplit(".", 1)[-1]
+
+
+def _ints(value) -> list[int]:
+    return [int(item) for item in np.asarray(value).ravel()]
 
 
 @pytest.mark.parametrize(("name", "size"), [("maxpool_1", (98, 32, 4)), ("maxpool_2", (49, 16, 4))])

@@ -17,7 +17,7 @@ import pytest
 import scipy.sparse
 
 from dlformat import DLFormatError
-from dlformat.io import _mcos, loadmat
+from dlformat.io import _mcos, _open, _scan, loadmat
 
 from .isolation import findings, run_cases, summary
 from .test_hostile import element, matrix, mutate, write
@@ -216,7 +216,12 @@ def test_layer_classes_come_from_each_objects_metadata(networks):
     test fails, mat-io reports the concrete class itself: set_own_classes can go."""
     raw = matio.load_from_mat(str(networks / "vikas_net.mat"), variable_names=["layers"])["layers"]
     assert {element.classname for element in raw.ravel()} == {"nnet.cnn.layer.Layer"}
-    ours = _mcos.read(networks / "vikas_net.mat", 5, ["layers"])["layers"]
+    path, scanned, size = _open(networks / "vikas_net.mat")
+    with open(path, "rb") as file:
+        stream = _scan.check_objects(
+            file, size, scanned, [v for v in scanned.variables if v.name == "layers"]
+        )
+    ours = _mcos.read(path, 5, ["layers"], stream)["layers"]
     assert [short(element.classname) for element in ours.ravel()][:4] == [
         "ImageInput", "Convolution2D", "BatchNormalization", "ReLU",
     ]  # fmt: skip
