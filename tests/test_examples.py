@@ -23,7 +23,7 @@ def load_example(name: str):
 def test_position_embedding_network_trains_saves_and_reloads(tmp_path):
     done = subprocess.run(
         [sys.executable, str(EXAMPLES / "position_embedding_network.py"), "--out", str(tmp_path)],
-        capture_output=True, text=True, timeout=120, check=False,
+        capture_output=True, text=True, timeout=300, check=False,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     out = done.stdout
