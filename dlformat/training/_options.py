@@ -234,14 +234,8 @@ _OPTIONS: dict[str, tuple[Any, Check]] = {
     "InputDataFormats": ("auto", _formats),
     "TargetDataFormats": ("auto", _formats),
     "ResetInputNormalization": (True, _logical),
-    "BatchNormalizationStatistics": (
-        "auto",
-        _only(
-            "auto",
-            '"population" statistics are not computed yet (the moving statistics are kept)',
-            _choice("auto", "population", "moving"),
-        ),
-    ),
+    # "auto" keeps the moving statistics ("moving"); "population": one more pass after training
+    "BatchNormalizationStatistics": ("auto", _choice("auto", "population", "moving")),
     "OutputNetwork": ("auto", _choice("auto", "last-iteration", "best-validation")),
     "Acceleration": ("auto", _choice("auto", "none")),
 }

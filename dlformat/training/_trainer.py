@@ -11,7 +11,9 @@ factor applied). Validation runs at the first iteration, every ``ValidationFrequ
 iterations and at the last; training stops once the validation loss (or the
 ``ObjectiveMetricName`` metric) has not improved ``ValidationPatience`` times in a row. After
 each iteration the loop reports to :class:`~._events.TrainingEvents` (``OutputFcn``,
-checkpoints, the ``Plots`` figure); the ``Metrics`` are in :mod:`._metrics`.
+checkpoints, the ``Plots`` figure); the ``Metrics`` are in :mod:`._metrics`. After training,
+``BatchNormalizationStatistics="population"`` recomputes batch normalization's statistics
+(:mod:`._population`).
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ from ._events import TrainingEvents
 from ._metrics import BUILT_IN, Metric, metric_of, rows
 from ._options import TrainingOptions
 from ._output_fcn import STOPPED
+from ._population import set_population_statistics
 from ._schedules import Scheduler
 from ._solvers import adamupdate, rmspropupdate, sgdmupdate
 from ._sources import is_source, oriented, read_source
@@ -325,6 +328,30 @@ def _train(
     legacy: bool = False,
     saved: Callable[[DLNetwork], Any] = lambda net: net,
 ) -> _Outcome:
+    """Trains ``net`` in place (:func:`_train_loop`), then, for ``BatchNormalizationStatistics``
+    ``"population"``, sets batch normalization's statistics from one more pass over ``X``."""
+    arguments = (caller, net, X, T, validation, loss_fn, options, metrics, legacy_metric, legacy, saved)
+    outcome = _train_loop(*arguments)
+    if options.BatchNormalizationStatistics == "population":
+        batch_size = options.MiniBatchSize if options.SolverName != "lbfgs" else len(X)
+        dtype = next((value.dtype for _, _, value in net.Learnables), torch.float32)
+        set_population_statistics(net, X, min(batch_size, len(X)), _device(options), dtype)
+    return outcome
+
+
+def _train_loop(
+    caller: str,
+    net: DLNetwork,
+    X: Column,
+    T: Column,
+    validation: tuple[Column, Column] | None,
+    loss_fn: Loss,
+    options: TrainingOptions,
+    metrics: Sequence[Metric],
+    legacy_metric: str | None,
+    legacy: bool = False,
+    saved: Callable[[DLNetwork], Any] = lambda net: net,
+) -> _Outcome:
     """The training loop: trains ``net`` in place and returns what was recorded."""
     count = len(X)
     if len(T) != count:
@@ -347,7 +374,7 @@ def _train(
     group = _distributed.group_for(options.ExecutionEnvironment)
     if group is None:  # "parallel" / "multi-gpu" called from one process: start the workers
         arguments = (caller, net, X, T, validation, loss_fn, options, metrics, legacy_metric, legacy)
-        outcome, trained = _distributed.spawned(options.ExecutionEnvironment, _train, arguments)
+        outcome, trained = _distributed.spawned(options.ExecutionEnvironment, _train_loop, arguments)
         net.load_state_dict(trained)
         return outcome
     device = group.device or _device(options)
