@@ -328,30 +328,6 @@ def _train(
     legacy: bool = False,
     saved: Callable[[DLNetwork], Any] = lambda net: net,
 ) -> _Outcome:
-    """Trains ``net`` in place (:func:`_train_loop`), then, for ``BatchNormalizationStatistics``
-    ``"population"``, sets batch normalization's statistics from one more pass over ``X``."""
-    arguments = (caller, net, X, T, validation, loss_fn, options, metrics, legacy_metric, legacy, saved)
-    outcome = _train_loop(*arguments)
-    if options.BatchNormalizationStatistics == "population":
-        batch_size = options.MiniBatchSize if options.SolverName != "lbfgs" else len(X)
-        dtype = next((value.dtype for _, _, value in net.Learnables), torch.float32)
-        set_population_statistics(net, X, min(batch_size, len(X)), _device(options), dtype)
-    return outcome
-
-
-def _train_loop(
-    caller: str,
-    net: DLNetwork,
-    X: Column,
-    T: Column,
-    validation: tuple[Column, Column] | None,
-    loss_fn: Loss,
-    options: TrainingOptions,
-    metrics: Sequence[Metric],
-    legacy_metric: str | None,
-    legacy: bool = False,
-    saved: Callable[[DLNetwork], Any] = lambda net: net,
-) -> _Outcome:
     """The training loop: trains ``net`` in place and returns what was recorded."""
     count = len(X)
     if len(T) != count:
@@ -374,7 +350,7 @@ def _train_loop(
     group = _distributed.group_for(options.ExecutionEnvironment)
     if group is None:  # "parallel" / "multi-gpu" called from one process: start the workers
         arguments = (caller, net, X, T, validation, loss_fn, options, metrics, legacy_metric, legacy)
-        outcome, trained = _distributed.spawned(options.ExecutionEnvironment, _train_loop, arguments)
+        outcome, trained = _distributed.spawned(options.ExecutionEnvironment, _train, arguments)
         net.load_state_dict(trained)
         return outcome
     device = group.device or _device(options)
@@ -484,6 +460,16 @@ def _train_loop(
     if verbose:
         printer.footer(outcome.reason)
     return outcome
+
+
+def _set_batchnorm_statistics(net: DLNetwork, X: Column, options: TrainingOptions) -> None:
+    """``BatchNormalizationStatistics="population"``: after training, batch normalization's
+    statistics from one more pass over the training data (full-batch for L-BFGS)."""
+    if options.BatchNormalizationStatistics != "population":
+        return
+    batch_size = options.MiniBatchSize if options.SolverName != "lbfgs" else len(X)
+    dtype = next((value.dtype for _, _, value in net.Learnables), torch.float32)
+    set_population_statistics(net, X, min(batch_size, len(X)), _device(options), dtype)
 
 
 def _objective(caller: str, name: str, metrics: Sequence[Metric]) -> tuple[str, int]:
@@ -672,6 +658,7 @@ def trainnet(
     trained, Xc, Tc, validation = _prepared("trainnet", source, X, T, options, classes, indices)
     metrics = [metric_of("trainingOptions: Metrics", m) for m in options.Metrics]
     outcome = _train("trainnet", trained, Xc, Tc, validation, loss_fn, options, metrics, None)
+    _set_batchnorm_statistics(trained, Xc, options)
     # the variables MathWorks' TrainingInfo page lists, in its order; metrics by MATLAB's metric names
     names = [m.column for m in metrics]
     # L-BFGS has no epochs nor learning rate: its norms instead (the columns of its verbose table)
@@ -776,6 +763,7 @@ def trainNetwork(
     outcome = _train(
         "trainNetwork", net, Xc, Tc, validation, output.forwardLoss, options, (), metric, True, checkpoint
     )
+    _set_batchnorm_statistics(net, Xc, options)
     name = "Accuracy" if metric == "accuracy" else "RMSE"
     at = {r["Iteration"]: r for r in outcome.validations}
     fields: dict[str, Any] = {
