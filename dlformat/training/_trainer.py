@@ -586,7 +586,10 @@ def _prepared(
 
     validation = None
     if options.ValidationData is not None:
-        XV, TV = options.ValidationData
+        if is_source(options.ValidationData):  # read once, as training data sources are
+            XV, TV, _ = read_source(caller, options.ValidationData, layer, options)
+        else:
+            XV, TV = options.ValidationData
         if caller == "trainnet":
             XV, TV = oriented(caller, layer, XV, TV)
         validation = (
