@@ -46,14 +46,16 @@ def as_labels(indices):
     return np.array([str(int(k)) for k in indices])
 
 
-@pytest.mark.parametrize(
-    "source",
-    [
-        TensorDataset(FEATURES, CLASSES),
-        DataLoader(TensorDataset(FEATURES, CLASSES), batch_size=5),
-    ],
-    ids=["Dataset", "DataLoader"],
-)
+def datasets(X, T, batch_size):
+    """The pair as a torch Dataset and as a DataLoader of it."""
+    return pytest.mark.parametrize(
+        "source",
+        [TensorDataset(X, T), DataLoader(TensorDataset(X, T), batch_size=batch_size)],
+        ids=["Dataset", "DataLoader"],
+    )
+
+
+@datasets(FEATURES, CLASSES, 5)
 def test_a_dataset_trains_as_the_same_arrays(source):
     expected, _ = dlf.trainnet(FEATURES, as_labels(CLASSES), feature_layers(), "crossentropy", options())
     got, info = dlf.trainnet(source, feature_layers(), "crossentropy", options())
@@ -168,14 +170,7 @@ VALIDATION = torch.tensor(RNG.standard_normal((7, 3)), dtype=torch.float32)  # N
 VALIDATION_CLASSES = torch.tensor([0, 1, 2, 0, 1, 2, 1])
 
 
-@pytest.mark.parametrize(
-    "source",
-    [
-        TensorDataset(VALIDATION, VALIDATION_CLASSES),
-        DataLoader(TensorDataset(VALIDATION, VALIDATION_CLASSES), batch_size=3),
-    ],
-    ids=["Dataset", "DataLoader"],
-)
+@datasets(VALIDATION, VALIDATION_CLASSES, 3)
 def test_validation_data_from_a_dataset_validates_as_the_same_arrays(source):
     settings = {"ValidationFrequency": 2, "Metrics": "accuracy"}
     _, expected = dlf.trainnet(FEATURES, as_labels(CLASSES), feature_layers(), "crossentropy",
