@@ -26,7 +26,17 @@ from .._functions._labels import onehotencode
 from ..layers.input import STATISTICS_OF as NORMALIZATION_STATISTICS
 from ..layers.input import FeatureInputLayer, Image3DInputLayer, ImageInputLayer
 
-__all__ = ["Column", "input_format", "is_labels", "target_format", "with_input_statistics"]
+__all__ = [
+    "Column",
+    "Columns",
+    "Data",
+    "as_arguments",
+    "input_format",
+    "is_labels",
+    "single",
+    "target_format",
+    "with_input_statistics",
+]
 
 _SEQUENCE_FORMATS = {2: "CTB", 3: "SCTB", 4: "SSCTB", 5: "SSSCTB"}
 
@@ -145,6 +155,41 @@ class Column:
         return dlarray(picked.to(device=device, dtype=dtype), self.fmt)
 
 
+class Columns:
+    """Several data arguments of one observation count (the predictors of a network with several
+    inputs, or the targets of one with several outputs): their mini-batches come as a tuple."""
+
+    def __init__(self, caller: str, what: str, columns: Sequence[Column]) -> None:
+        counts = [len(column) for column in columns]
+        if len(set(counts)) != 1:
+            raise DLFormatError(
+                f"{caller}: the {what} must all have one number of observations; they have {counts}"
+            )
+        self.columns = list(columns)
+
+    def __len__(self) -> int:
+        return len(self.columns[0])
+
+    def batch(self, indices: torch.Tensor, device: torch.device, dtype: torch.dtype) -> tuple[DLArray, ...]:
+        return tuple(column.batch(indices, device, dtype) for column in self.columns)
+
+
+Data = Column | Columns  # the predictors, or the targets, of a training run
+
+
+def single(batch: DLArray | tuple[DLArray, ...]) -> DLArray:
+    """The mini-batch of a one-output network's targets: what metrics compare (trainnet refuses
+    Metrics for a network with several outputs)."""
+    if isinstance(batch, tuple):
+        raise DLFormatError("Metrics need a network with one output")
+    return batch
+
+
+def as_arguments(batch: DLArray | tuple[DLArray, ...]) -> tuple[DLArray, ...]:
+    """A mini-batch of one or several data arguments as the tuple a network or loss takes."""
+    return batch if isinstance(batch, tuple) else (batch,)
+
+
 def _rows(data: torch.Tensor, labels: str, keep: str) -> tuple[torch.Tensor, tuple[int, ...]]:
     """``data`` (labelled ``labels``) as a float64 matrix: the dimensions labelled in ``keep``
     (in their order) make the rows, every other one the columns; and the rows' sizes."""
@@ -180,14 +225,17 @@ def _validate_numeric(caller: str, what: str, value: Any) -> Any:
     )
 
 
-def input_format(caller: str, layer: Any, given: str | tuple[str, ...], value: Any) -> str | None:
-    """The predictors' format: InputDataFormats, or MATLAB's layout for the input layer."""
+def input_format(
+    caller: str, layer: Any, given: str | tuple[str, ...], value: Any, index: int = 0, count: int = 1
+) -> str | None:
+    """The format of the predictors of network input ``index`` (of ``count``): InputDataFormats
+    (one format per input), or MATLAB's layout for the input layer."""
     if given != "auto":
-        if len(given) != 1:
+        if len(given) != count:
             raise DLFormatError(
-                f"{caller}: networks with several inputs are not yet supported by the trainer"
+                f"{caller}: InputDataFormats has {len(given)} format(s); the network has {count} input(s)"
             )
-        return given[0]
+        return given[index]
     if isinstance(value, (DLArray, list, tuple)):
         return None
     if isinstance(layer, FeatureInputLayer):
@@ -199,9 +247,11 @@ def input_format(caller: str, layer: Any, given: str | tuple[str, ...], value: A
     return None
 
 
-def target_format(given: str | tuple[str, ...], value: Any) -> str | None:
+def target_format(given: str | tuple[str, ...], value: Any, index: int = 0) -> str | None:
+    """The format of the targets of network output ``index``: TargetDataFormats (one format per
+    output), or the layout MATLAB documents for its rank."""
     if given != "auto":
-        return given[0]
+        return given[index]
     if isinstance(value, (DLArray, list, tuple)) or is_labels(value):
         return None
     rank = np.ndim(value) if not isinstance(value, torch.Tensor) else value.ndim

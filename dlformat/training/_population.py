@@ -23,7 +23,7 @@ from typing import Any
 import torch
 
 from ..layers import BatchNormalizationLayer
-from ._data import Column
+from ._data import Data, as_arguments
 
 __all__ = ["set_population_statistics"]
 
@@ -53,7 +53,7 @@ class _Moments:
 
 
 def set_population_statistics(
-    net: Any, X: Column, batch_size: int, device: torch.device, dtype: torch.dtype
+    net: Any, X: Data, batch_size: int, device: torch.device, dtype: torch.dtype
 ) -> None:
     """Sets each batch normalization layer's ``TrainedMean``/``TrainedVariance`` of ``net`` to the
     mean and biased variance of its inputs over one pass of the training data ``X``."""
@@ -75,7 +75,7 @@ def set_population_statistics(
         with torch.no_grad():
             for begin in range(0, len(X), batch_size):
                 indices = torch.arange(begin, min(begin + batch_size, len(X)))
-                net(X.batch(indices, device, dtype), training=False)
+                net(*as_arguments(X.batch(indices, device, dtype)), training=False)
     finally:
         for handle in handles:
             handle.remove()
