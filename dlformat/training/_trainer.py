@@ -607,7 +607,7 @@ def _prepared(
     X: Any,
     T: Any,
     options: TrainingOptions,
-    classes: list[str] | None,
+    classes: Sequence[list[str] | None] | None,
     indices: bool = False,
 ) -> tuple[DLNetwork, Data, Data, tuple[Data, Data] | None]:
     """The network to train and its data: each input layer's normalization statistics computed
@@ -636,8 +636,11 @@ def _prepared(
         return columns[0] if len(columns) == 1 else Columns(caller, "predictors", columns)
 
     xs, ts = spread(X, T)
-    # the classes of each output's class labels (one output: those the caller found)
-    known = [classes] if len(outputs) == 1 else [_classes_of(t) if is_labels(t) else None for t in ts]
+    # the classes of each output: given, or the sorted distinct class labels (a categorical's)
+    known = [
+        (classes[i] if classes else None) or (_classes_of(t) if is_labels(t) else None)
+        for i, t in enumerate(ts)
+    ]
 
     def targets(values: list[Any]) -> Data:
         columns = [
@@ -659,12 +662,7 @@ def _prepared(
     validation = None
     if options.ValidationData is not None:
         if is_source(options.ValidationData):  # read once, as training data sources are
-            if len(inputs) > 1 or len(outputs) > 1:
-                raise DLFormatError(
-                    f"{caller}: a data source as ValidationData of a network with several inputs or outputs "
-                    "is not yet supported; give a pair (XValidation, TValidation) of tuples"
-                )
-            XV, TV, _ = read_source(caller, options.ValidationData, layers[0], options)
+            XV, TV, _ = read_source(caller, options.ValidationData, layers, options, len(outputs))
         else:
             XV, TV = options.ValidationData
         xv, tv = spread(XV, TV)
@@ -728,7 +726,6 @@ def trainnet(
             f"trainnet: lossFcn must be a loss name or a function; got {_validate.describe(lossFcn)}"
         )
     outputs = _output_names(source)
-    several = len(_input_layers(source)) > 1 or len(outputs) > 1
     if len(outputs) > 1:  # MATLAB: loss = f(Y1, ..., Yn, T1, ..., Tn), a function of one's own
         if isinstance(lossFcn, str):
             raise DLFormatError(
@@ -743,14 +740,8 @@ def trainnet(
         loss_fn = _SpreadLoss(lossFcn)
     named = None
     if data is not None:
-        if several:
-            raise DLFormatError(
-                "trainnet: a data source for a network with several inputs or outputs is not yet supported; "
-                "give tuples of arrays, one per input and per output"
-            )
-        X, T, named = read_source("trainnet", data, _input_layer(source), options)
-    classes = named or (_classes_of(T) if not several and is_labels(T) else None)
-    trained, Xc, Tc, validation = _prepared("trainnet", source, X, T, options, classes, indices)
+        X, T, named = read_source("trainnet", data, _input_layers(source), options, len(outputs))
+    trained, Xc, Tc, validation = _prepared("trainnet", source, X, T, options, named, indices)
     metrics = [metric_of("trainingOptions: Metrics", m) for m in options.Metrics]
     outcome = _train("trainnet", trained, Xc, Tc, validation, loss_fn, options, metrics, None)
     _set_batchnorm_statistics(trained, Xc, options)
@@ -828,7 +819,7 @@ def trainNetwork(
         output, body = items[-1], items[:-1]
     classes = named = None
     if data is not None:
-        X, Y, named = read_source("trainNetwork", data, _input_layer(body), options)
+        X, Y, [named] = read_source("trainNetwork", data, _input_layer(body), options)
     if isinstance(output, ClassificationOutputLayer):
         if not is_labels(Y):
             raise DLFormatError(
@@ -842,7 +833,7 @@ def trainNetwork(
         metric = "rmse"
     else:
         raise DLFormatError(f"trainNetwork: output layer {type(output).__name__} is not yet supported")
-    net, Xc, Tc, validation = _prepared("trainNetwork", body, X, Y, options, classes)
+    net, Xc, Tc, validation = _prepared("trainNetwork", body, X, Y, options, [classes])
 
     def assembled(trained: DLNetwork) -> SeriesNetwork | DAGNetwork:
         """The legacy network of the trained body and the output layer (also what checkpoints hold)."""

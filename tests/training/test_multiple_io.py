@@ -112,3 +112,29 @@ def test_each_input_layer_gets_the_statistics_of_its_own_predictors():
 def test_errors(X, T, lossFcn, extra, message):
     with pytest.raises(DLFormatError, match=message):
         dlf.trainnet(tensors(X), tensors(T), two_by_two(), lossFcn, options(**extra))
+
+
+def test_a_dataset_and_a_minibatchqueue_of_several_inputs_and_outputs_train_as_the_tuples():
+    from torch.utils.data import TensorDataset
+
+    tuples = (torch.tensor(X1), torch.tensor(X2)), (torch.tensor(T1), torch.tensor(T2))
+    expected, _ = dlf.trainnet(*tuples, two_by_two(), loss, options())
+    # items: the predictors in InputNames order, then the targets in OutputNames order (batch-first)
+    dataset = TensorDataset(*tuples[0], *tuples[1])
+    queue = dlf.minibatchqueue(*(t.T for t in (*tuples[0], *tuples[1])), MiniBatchSize=3,
+                               MiniBatchFormat=["CB"] * 4)  # fmt: skip
+    for source in (dataset, queue):
+        got, info = dlf.trainnet(source, two_by_two(), loss, options(ValidationData=source))
+        assert len(info.ValidationHistory) == 2  # iterations 1 and 4
+        for a, b in zip(got.Learnables.Value, expected.Learnables.Value, strict=True):
+            # the sources deliver single-precision data (the queue's OutputCast "single", a
+            # Dataset's responses as float32): equal up to float32 rounding of the data
+            np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), rtol=1e-6)
+
+
+def test_a_source_must_have_one_item_per_input_and_output():
+    from torch.utils.data import TensorDataset
+
+    source = TensorDataset(torch.tensor(X1), torch.tensor(X2), torch.tensor(T1))
+    with pytest.raises(DLFormatError, match=r"must be a tuple of 4 \(the predictors, then the targets\)"):
+        dlf.trainnet(source, two_by_two(), loss, options())

@@ -115,7 +115,7 @@ def test_trainnetwork_takes_a_dataset_with_class_indices_named_in_order():
     ("source", "message"),
     [
         (dlf.minibatchqueue(FEATURES.T, MiniBatchFormat="CB"), "must have two outputs"),
-        (dlf.minibatchqueue(FEATURES.T, FEATURES.T), 'output X needs a format with "B"'),
+        (dlf.minibatchqueue(FEATURES.T, FEATURES.T), 'output 1 needs a format with "B"'),
         (TensorDataset(FEATURES), r"must be a pair \(x, t\)"),
         (TensorDataset(FEATURES, torch.zeros(12, 2, 3)), "give TargetDataFormats"),
     ],
