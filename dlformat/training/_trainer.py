@@ -684,7 +684,10 @@ def trainnet(
     (``"mae"``, ``"mean-absolute-error"``), ``"huber"``, or a callable ``loss = f(Y, T)`` on
     dlarrays. Data layouts: see :mod:`dlformat.training._data`; class labels are one-hot encoded
     with their sorted distinct names (a categorical's classes). Returns the trained
-    :class:`DLNetwork` and a :class:`TrainingInfo`. See docs/training.md.
+    :class:`DLNetwork` and a :class:`TrainingInfo`. A ``dlnetwork`` with several inputs
+    (outputs) takes a tuple of predictors (targets), one per input in ``InputNames`` order (one
+    per output in ``OutputNames`` order), and a loss function ``f(Y1, ..., Yn, T1, ..., Tn)``.
+    See docs/training.md.
 
     Examples:
         >>> torch.manual_seed(0) and None
