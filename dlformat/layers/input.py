@@ -234,7 +234,7 @@ class _InputLayer(Layer):
             raise DLFormatError(
                 f'{self._caller()} with Normalization "{self.Normalization}" needs '
                 f"{' and '.join(missing)}; set {'it' if len(missing) == 1 else 'them'} at construction "
-                f"(MATLAB computes them in trainnet, which dlformat does not port), or use "
+                f"(trainnet and trainNetwork compute them from the training data), or use "
                 f'Normalization="none"'
             )
         return [
@@ -438,8 +438,9 @@ class ImageInputLayer(_ImageInputLayer):
         NormalizationDimension: ``"auto"`` (default: as the statistics are shaped),
             ``"channel"``, ``"element"`` or ``"all"``: the shape the statistics must have.
         Mean, StandardDeviation, Min, Max: one number, one per channel (``1×1×c``) or one per
-            element (``h×w×c``). MATLAB computes unset ones in ``trainnet``, which is not
-            ported: a normalization whose statistics are unset is an error when data arrives.
+            element (``h×w×c``). ``trainnet`` computes them from the training data
+            (``ResetInputNormalization``); outside training, a normalization whose statistics
+            are unset is an error when data arrives.
         SplitComplexInputs: only ``False``.
         Name: the layer name.
 

@@ -11,6 +11,7 @@ with the classes), or a list of ``R×T`` sequences; ``TargetDataFormats`` for ot
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -25,7 +26,17 @@ from .._functions._labels import onehotencode
 from ..layers.input import STATISTICS_OF as NORMALIZATION_STATISTICS
 from ..layers.input import FeatureInputLayer, Image3DInputLayer, ImageInputLayer
 
-__all__ = ["Column", "input_format", "is_labels", "target_format", "with_input_statistics"]
+__all__ = [
+    "Column",
+    "Columns",
+    "Data",
+    "as_arguments",
+    "input_format",
+    "is_labels",
+    "single",
+    "target_format",
+    "with_input_statistics",
+]
 
 _SEQUENCE_FORMATS = {2: "CTB", 3: "SCTB", 4: "SSCTB", 5: "SSSCTB"}
 
@@ -112,16 +123,20 @@ class Column:
         assert self.data is not None  # one of the two is set by the constructor
         return int(self.data.shape[self.fmt.index("B")])
 
-    def channel_values(self) -> torch.Tensor:
-        """Every value of the data as a C×M float64 matrix, one row per channel (padding excluded)."""
-        if self.sequences is not None:
-            channel = self.sequences[0].ndim - 2  # ...×C×T: the channel dimension is second to last
-            return torch.cat(
-                [s.movedim(channel, 0).reshape(s.shape[channel], -1).double() for s in self.sequences], 1
-            )
+    def statistic_values(self, over: str) -> tuple[torch.Tensor, tuple[int, ...]]:
+        """Every value of the data as a K×M float64 matrix (padding excluded), one row per value
+        a statistic covers: per channel (``over="channel"``), per element (``"element"``: each
+        spatial position of each channel, ``S...×C`` in canonical order) or one row (``"all"``);
+        also the sizes of those rows' dimensions (``(C,)``, ``(h, w, C)``, ``()``)."""
+        keep = {"channel": "C", "element": "SC", "all": ""}[over]
+        if self.sequences is not None:  # each S...×C×T: time is the last dimension
+            first = self.sequences[0]
+            labels = "S" * (first.ndim - 2) + "CT"
+            parts = [_rows(s, labels, keep) for s in self.sequences]
+            return torch.cat([rows for rows, _ in parts], 1), parts[0][1]
         assert self.data is not None
-        channel = self.fmt.index("C")
-        return self.data.movedim(channel, 0).reshape(self.data.shape[channel], -1).double()
+        X = dlarray(self.data, self.fmt)  # canonical order: S..., C, B, T, U
+        return _rows(X._data, X._fmt, keep)
 
     def batch(self, indices: torch.Tensor, device: torch.device, dtype: torch.dtype) -> DLArray:
         if self.sequences is not None:
@@ -138,6 +153,50 @@ class Column:
         assert self.data is not None
         picked = _selected(self.data, self.fmt.index("B"), indices.to(self.data.device))
         return dlarray(picked.to(device=device, dtype=dtype), self.fmt)
+
+
+class Columns:
+    """Several data arguments of one observation count (the predictors of a network with several
+    inputs, or the targets of one with several outputs): their mini-batches come as a tuple."""
+
+    def __init__(self, caller: str, what: str, columns: Sequence[Column]) -> None:
+        counts = [len(column) for column in columns]
+        if len(set(counts)) != 1:
+            raise DLFormatError(
+                f"{caller}: the {what} must all have one number of observations; they have {counts}"
+            )
+        self.columns = list(columns)
+
+    def __len__(self) -> int:
+        return len(self.columns[0])
+
+    def batch(self, indices: torch.Tensor, device: torch.device, dtype: torch.dtype) -> tuple[DLArray, ...]:
+        return tuple(column.batch(indices, device, dtype) for column in self.columns)
+
+
+Data = Column | Columns  # the predictors, or the targets, of a training run
+
+
+def single(batch: DLArray | tuple[DLArray, ...]) -> DLArray:
+    """The mini-batch of a one-output network's targets: what metrics compare (trainnet refuses
+    Metrics for a network with several outputs)."""
+    if isinstance(batch, tuple):
+        raise DLFormatError("Metrics need a network with one output")
+    return batch
+
+
+def as_arguments(batch: DLArray | tuple[DLArray, ...]) -> tuple[DLArray, ...]:
+    """A mini-batch of one or several data arguments as the tuple a network or loss takes."""
+    return batch if isinstance(batch, tuple) else (batch,)
+
+
+def _rows(data: torch.Tensor, labels: str, keep: str) -> tuple[torch.Tensor, tuple[int, ...]]:
+    """``data`` (labelled ``labels``) as a float64 matrix: the dimensions labelled in ``keep``
+    (in their order) make the rows, every other one the columns; and the rows' sizes."""
+    kept = [d for d, label in enumerate(labels) if label in keep]
+    rest = [d for d in range(data.ndim) if d not in kept]
+    sizes = tuple(data.shape[d] for d in kept)
+    return data.permute(*kept, *rest).reshape(math.prod(sizes), -1).double(), sizes
 
 
 def _selected(data: torch.Tensor, dimension: int, indices: torch.Tensor) -> torch.Tensor:
@@ -166,14 +225,17 @@ def _validate_numeric(caller: str, what: str, value: Any) -> Any:
     )
 
 
-def input_format(caller: str, layer: Any, given: str | tuple[str, ...], value: Any) -> str | None:
-    """The predictors' format: InputDataFormats, or MATLAB's layout for the input layer."""
+def input_format(
+    caller: str, layer: Any, given: str | tuple[str, ...], value: Any, index: int = 0, count: int = 1
+) -> str | None:
+    """The format of the predictors of network input ``index`` (of ``count``): InputDataFormats
+    (one format per input), or MATLAB's layout for the input layer."""
     if given != "auto":
-        if len(given) != 1:
+        if len(given) != count:
             raise DLFormatError(
-                f"{caller}: networks with several inputs are not yet supported by the trainer"
+                f"{caller}: InputDataFormats has {len(given)} format(s); the network has {count} input(s)"
             )
-        return given[0]
+        return given[index]
     if isinstance(value, (DLArray, list, tuple)):
         return None
     if isinstance(layer, FeatureInputLayer):
@@ -185,9 +247,11 @@ def input_format(caller: str, layer: Any, given: str | tuple[str, ...], value: A
     return None
 
 
-def target_format(given: str | tuple[str, ...], value: Any) -> str | None:
+def target_format(given: str | tuple[str, ...], value: Any, index: int = 0) -> str | None:
+    """The format of the targets of network output ``index``: TargetDataFormats (one format per
+    output), or the layout MATLAB documents for its rank."""
     if given != "auto":
-        return given[0]
+        return given[index]
     if isinstance(value, (DLArray, list, tuple)) or is_labels(value):
         return None
     rank = np.ndim(value) if not isinstance(value, torch.Tensor) else value.ndim
@@ -195,24 +259,34 @@ def target_format(given: str | tuple[str, ...], value: Any) -> str | None:
 
 
 def with_input_statistics(layer: Any, X: Column, reset: bool) -> Any:
-    """The input layer with its normalization statistics computed from the training data, per
-    channel, as MATLAB's training does (``ResetInputNormalization``: recomputed when true,
-    otherwise only when missing). The layer itself when its normalization needs none."""
+    """The input layer with its normalization statistics computed from the training data, as
+    MATLAB's training does (``ResetInputNormalization``: recomputed when true, otherwise only when
+    missing), over what ``NormalizationDimension`` names: per channel (``"auto"``,
+    ``"channel"``), per element (``"element"``) or one value (``"all"``). The layer itself when
+    its normalization needs none."""
     how = getattr(layer, "Normalization", None)  # a network may start with a layer that is no input layer
     names = NORMALIZATION_STATISTICS.get(how) if isinstance(how, str) else None
     if not names or (not reset and all(getattr(layer, name) is not None for name in names)):
         return layer
-    values = X.channel_values()
+    dimension = layer.NormalizationDimension
+    over = "channel" if dimension == "auto" else dimension
+    values, sizes = X.statistic_values(over)
     computed = {
         "Mean": lambda: values.mean(1),
         "StandardDeviation": lambda: values.std(1),  # MATLAB's std: normalized by M - 1
         "Min": lambda: values.amin(1),
         "Max": lambda: values.amax(1),
     }
-    # one value per channel, in the shape MATLAB gives such statistics: 1×C for features,
-    # C×1 for vector sequences, 1×1×C for images
-    if isinstance(layer, FeatureInputLayer):
-        shape: tuple[int, ...] = (1, layer.NumFeatures)
+    # in the shape MATLAB gives such statistics: per channel 1×C for features, C×1 for vector
+    # sequences, 1×1×C for images; per element the input's h×w×C (C×1 for vector sequences);
+    # one value 1×1
+    shape: tuple[int, ...]
+    if over == "all":
+        shape = (1, 1)
+    elif over == "element":
+        shape = sizes if len(sizes) > 1 else (*sizes, 1)
+    elif isinstance(layer, FeatureInputLayer):
+        shape = (1, layer.NumFeatures)
     elif isinstance(layer.InputSize, int):
         shape = (layer.InputSize, 1)
     else:

@@ -21,7 +21,7 @@ import torch
 from .._dlarray import DLArray
 from ..networks import DLNetwork
 from . import _parameters
-from ._data import Column
+from ._data import Data, as_arguments, single
 from ._events import TrainingEvents
 from ._lbfgs import lbfgsState, lbfgsupdate
 from ._metrics import Metric
@@ -69,8 +69,8 @@ class _Printer:
 
 def train_lbfgs(
     net: DLNetwork,
-    X: Column,
-    T: Column,
+    X: Data,
+    T: Data,
     loss_fn: Loss,
     options: TrainingOptions,
     metrics: Sequence[Metric],
@@ -92,7 +92,7 @@ def train_lbfgs(
 
     def network_loss(network: DLNetwork) -> tuple[Any, Any, DLArray]:
         with torch.enable_grad():
-            Y = network(Xb, training=True)
+            Y = network(*as_arguments(Xb), training=True)
             loss = loss_fn(Y, Tb)
             value = loss._data if isinstance(loss, DLArray) else loss
             found = torch.autograd.grad(value, parameters, allow_unused=True)
@@ -136,7 +136,7 @@ def train_lbfgs(
             "StepNorm": state.StepNorm,
         }
         for metric in metrics:
-            record[metric.name] = metric(Y, Tb)
+            record[metric.name] = metric(Y, single(Tb))
         outcome.iterations.append(record)
         stop = None
         if state.LineSearchStatus == "failed":

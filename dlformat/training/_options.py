@@ -25,9 +25,11 @@ from .. import _validate
 from .._errors import DLFormatError
 from ._lbfgs import LBFGS_EXCLUDED, LBFGS_OPTIONS
 from ._metrics import metric_of
+from ._minibatchqueue import MiniBatchQueue
 from ._progress_plot import PLOT_FILES, require_matplotlib
 from ._schedules import LearnRateSchedule, check_schedule
 from ._solvers import _decay
+from ._sources import is_source
 
 __all__ = ["TrainingOptions", "trainingOptions"]
 
@@ -123,12 +125,16 @@ def _formats(name: str, value: object) -> str | tuple[str, ...]:
 
 
 def _validation_data(name: str, value: object) -> Any:
+    """A pair ``(XValidation, TValidation)`` (MATLAB's ``{X, T}``), or a data source as trainnet's
+    data: a ``minibatchqueue``, a ``torch.utils.data.Dataset`` or a ``DataLoader``."""
     if value is None or (isinstance(value, (list, tuple)) and len(value) == 0):
         return None
+    if is_source(value):
+        return value
     if not isinstance(value, (list, tuple)) or len(value) != 2:
         raise DLFormatError(
-            f"{name} must be a pair (XValidation, TValidation), MATLAB's {{X, T}} cell array; "
-            f"got {_validate.describe(value)}"
+            f"{name} must be a pair (XValidation, TValidation), MATLAB's {{X, T}} cell array, or a "
+            f"minibatchqueue, Dataset or DataLoader; got {_validate.describe(value)}"
         )
     return tuple(value)
 
@@ -234,14 +240,8 @@ _OPTIONS: dict[str, tuple[Any, Check]] = {
     "InputDataFormats": ("auto", _formats),
     "TargetDataFormats": ("auto", _formats),
     "ResetInputNormalization": (True, _logical),
-    "BatchNormalizationStatistics": (
-        "auto",
-        _only(
-            "auto",
-            '"population" statistics are not computed yet (the moving statistics are kept)',
-            _choice("auto", "population", "moving"),
-        ),
-    ),
+    # "auto" keeps the moving statistics ("moving"); "population": one more pass after training
+    "BatchNormalizationStatistics": ("auto", _choice("auto", "population", "moving")),
     "OutputNetwork": ("auto", _choice("auto", "last-iteration", "best-validation")),
     "Acceleration": ("auto", _choice("auto", "none")),
 }
@@ -355,6 +355,8 @@ def _shown(value: Any) -> str:
         return f"{{1×{len(value)} cell}}"  # ValidationData: MATLAB's {X, T}
     if isinstance(value, LearnRateSchedule):
         return f"[1×1 {type(value).__name__}]"
+    if is_source(value):  # ValidationData
+        return f"[1×1 {'minibatchqueue' if isinstance(value, MiniBatchQueue) else type(value).__name__}]"
     if isinstance(value, list):
         return f"{{1×{len(value)} cell}}"
     if callable(value):

@@ -7,8 +7,10 @@ before training, in its own order: the mini-batches of one pass are joined along
 and training then cuts its own mini-batches (``MiniBatchSize``, ``Shuffle``) as for in-memory
 arrays. So the source must fit in memory.
 
-- ``minibatchqueue``: its outputs are the predictors, then the targets (two outputs), each a
-  formatted dlarray (its ``MiniBatchFormat`` must hold ``"B"``).
+- ``minibatchqueue``: its outputs are the predictors, then the targets (two outputs; for a
+  network with several inputs or outputs, one per input in ``InputNames`` order, then one per
+  output in ``OutputNames`` order), each a formatted dlarray (its ``MiniBatchFormat`` must hold
+  ``"B"``). A ``Dataset``'s items are tuples in the same order.
 - ``Dataset`` / ``DataLoader``: each item a pair ``(x, t)``; a ``Dataset`` is read through a
   ``DataLoader`` with torch's default collation, so mini-batches are batch-first (torch's layout):
   ``N×C`` features, ``N×C×H×W`` images (``"BCSS"``), ``N×C×H×W×D`` 3-D images; other layouts
@@ -50,20 +52,47 @@ def is_source(value: Any) -> bool:
 
 
 def read_source(
-    caller: str, source: Any, layer: Any, options: Any
-) -> tuple[DLArray, DLArray | np.ndarray, list[str] | None]:
-    """One pass over ``source``: the predictors and targets joined along the observations, and the
-    class names when the targets are class indices."""
+    caller: str, source: Any, layers: Any, options: Any, outputs: int = 1
+) -> tuple[Any, Any, list[list[str] | None]]:
+    """One pass over ``source``: the predictors and the targets joined along the observations, and
+    the class names of each output whose targets are class indices (None for the others).
+
+    ``layers``: the network's input layer, or its input layers in ``InputNames`` order; with
+    several inputs (``outputs`` outputs) the predictors (targets) come as a tuple, one per input
+    (output), from a source whose items (a queue's outputs) are the predictors, then the targets.
+    """
+    layers = list(layers) if isinstance(layers, (list, tuple)) else [layers]
+    width = len(layers) + outputs
     if isinstance(source, MiniBatchQueue):
-        return (*_read_queue(caller, source), None)
+        parts = _read_queue(caller, source, width)
+    else:
+        parts = _read_dataset(caller, source, width)
+    X = [
+        _joined(caller, "X", part, _input_format(caller, layer, options.InputDataFormats, i))
+        for i, (layer, part) in enumerate(zip(layers, parts, strict=False))
+    ]
+    targets = [
+        _targets(caller, part, options.TargetDataFormats, i) for i, part in enumerate(parts[len(layers) :])
+    ]
+    T, classes = [t for t, _ in targets], [named for _, named in targets]
+    return (X[0] if len(X) == 1 else tuple(X)), (T[0] if len(T) == 1 else tuple(T)), classes
+
+
+def _read_dataset(caller: str, source: Any, width: int) -> list[list[Any]]:
+    """The items of a Dataset / DataLoader (tuples of ``width`` values), column by column."""
     loader = source if isinstance(source, DataLoader) else DataLoader(source, batch_size=_READ_BATCH)
-    parts: list[list[Any]] = [[], []]
+    parts: list[list[Any]] = [[] for _ in range(width)]
     random = torch.get_rng_state()  # a DataLoader draws its seeds from torch's generator
     try:
         for item in loader:
-            if not isinstance(item, (tuple, list)) or len(item) != 2:
+            if not isinstance(item, (tuple, list)) or len(item) != width:
+                wanted = (
+                    "a pair (x, t)"
+                    if width == 2
+                    else f"a tuple of {width} (the predictors, then the targets)"
+                )
                 raise DLFormatError(
-                    f"{caller}: each item of the Dataset / DataLoader must be a pair (x, t); got "
+                    f"{caller}: each item of the Dataset / DataLoader must be {wanted}; got "
                     f"{_validate.describe(item)}"
                 )
             for part, value in zip(parts, item, strict=True):
@@ -72,51 +101,56 @@ def read_source(
         torch.set_rng_state(random)
     if not parts[0]:
         raise DLFormatError(f"{caller}: the Dataset / DataLoader holds no observations")
-    X = _joined(caller, "X", parts[0], _input_format(caller, layer, options.InputDataFormats))
-    if all(isinstance(batch, (list, tuple)) and all(isinstance(t, str) for t in batch) for batch in parts[1]):
-        return X, np.array([label for batch in parts[1] for label in batch]), None  # class names
-    targets = _joined(caller, "T", parts[1], None)
-    given = options.TargetDataFormats
+    return parts
+
+
+def _targets(caller: str, batches: list[Any], given: Any, index: int) -> tuple[Any, list[str] | None]:
+    """One output's targets from a Dataset / DataLoader (or a queue): class names, torch's 0-based
+    class indices (with their class names), or responses; and the class names of indices."""
+    if all(isinstance(batch, (list, tuple)) and all(isinstance(t, str) for t in batch) for batch in batches):
+        return np.array([label for batch in batches for label in batch]), None  # class names
+    targets = _joined(caller, "T", batches, None)
     if isinstance(targets, DLArray):
-        return X, targets, None
+        return targets, None
     if given != "auto":
-        return X, dlarray(targets, given[0]), None
+        return dlarray(targets, given[index]), None
     if not targets.is_floating_point() and targets.ndim == 1:  # torch's 0-based class indices
         classes = [str(k) for k in range(int(targets.max()) + 1)]
-        return X, np.array([classes[int(k)] for k in targets]), classes
+        return np.array([classes[int(k)] for k in targets]), classes
     if targets.ndim <= 2:
-        return X, dlarray(targets.reshape(len(targets), -1).float(), "BC"), None
+        return dlarray(targets.reshape(len(targets), -1).float(), "BC"), None
     raise DLFormatError(
         f"{caller}: give TargetDataFormats for targets of size {_validate.matlab_size(targets.shape)} "
         '(batch-first, e.g. "BCT")'
     )
 
 
-def _read_queue(caller: str, queue: MiniBatchQueue) -> tuple[DLArray, DLArray]:
-    if queue.NumOutputs != 2:
+def _read_queue(caller: str, queue: MiniBatchQueue, width: int) -> list[list[Any]]:
+    """A minibatchqueue's outputs (``width``: the predictors, then the targets), output by output."""
+    if queue.NumOutputs != width:
+        what = "two outputs, the predictors and the targets" if width == 2 else f"{width} outputs"
         raise DLFormatError(
-            f"{caller}: a minibatchqueue must have two outputs, the predictors and the targets; it has "
-            f"{queue.NumOutputs}"
+            f"{caller}: the minibatchqueue must have {what} (one per network input, then one per network "
+            f"output); it has {queue.NumOutputs}"
         )
-    outputs: list[list[Any]] = [[], []]
+    outputs: list[list[Any]] = [[] for _ in range(width)]
     for batch in queue:
         for part, value in zip(outputs, batch, strict=True):
             part.append(value)
     if not outputs[0]:
         raise DLFormatError(f"{caller}: the minibatchqueue returns no mini-batch")
-    for what, part in zip(("X", "T"), outputs, strict=True):
+    for index, part in enumerate(outputs):
         if not all(isinstance(value, DLArray) and "B" in value._fmt for value in part):
             raise DLFormatError(
-                f'{caller}: the minibatchqueue\'s output {what} needs a format with "B" (MiniBatchFormat, '
-                "with OutputAsDlarray true)"
+                f'{caller}: the minibatchqueue\'s output {index + 1} needs a format with "B" '
+                "(MiniBatchFormat, with OutputAsDlarray true)"
             )
-    X, T = (_joined(caller, what, part, None) for what, part in zip(("X", "T"), outputs, strict=True))
-    return X, T
+    return outputs
 
 
-def _input_format(caller: str, layer: Any, given: Any) -> str | None:
+def _input_format(caller: str, layer: Any, given: Any, index: int) -> str | None:
     if given != "auto":
-        return str(given[0])
+        return str(given[index])
     return next((fmt for kind, fmt in _BATCH_FIRST.items() if isinstance(layer, kind)), None)
 
 

@@ -11,7 +11,9 @@ factor applied). Validation runs at the first iteration, every ``ValidationFrequ
 iterations and at the last; training stops once the validation loss (or the
 ``ObjectiveMetricName`` metric) has not improved ``ValidationPatience`` times in a row. After
 each iteration the loop reports to :class:`~._events.TrainingEvents` (``OutputFcn``,
-checkpoints, the ``Plots`` figure); the ``Metrics`` are in :mod:`._metrics`.
+checkpoints, the ``Plots`` figure); the ``Metrics`` are in :mod:`._metrics`. After training,
+``BatchNormalizationStatistics="population"`` recomputes batch normalization's statistics
+(:mod:`._population`).
 """
 
 from __future__ import annotations
@@ -37,18 +39,29 @@ from ..networks import DLNetwork, dlnetwork
 from ..networks._graph import LayerGraphBase
 from ..networks._legacy import DAGNetwork, LayerGraph, SeriesNetwork, assembleNetwork, layerGraph
 from . import _distributed, _parameters
-from ._data import Column, input_format, is_labels, target_format, with_input_statistics
+from ._data import (
+    Column,
+    Columns,
+    Data,
+    as_arguments,
+    input_format,
+    is_labels,
+    single,
+    target_format,
+    with_input_statistics,
+)
 from ._events import TrainingEvents
 from ._metrics import BUILT_IN, Metric, metric_of, rows
 from ._options import TrainingOptions
 from ._output_fcn import STOPPED
+from ._population import set_population_statistics
 from ._schedules import Scheduler
 from ._solvers import adamupdate, rmspropupdate, sgdmupdate
 from ._sources import is_source, oriented, read_source
 
 __all__ = ["TrainingInfo", "trainNetwork", "trainnet"]
 
-Loss = Callable[[DLArray, DLArray], Any]
+Loss = Callable[[Any, Any], Any]  # (outputs, targets): a DLArray each, or tuples of them
 
 # trainnet's loss names: MATLAB normalizes each by the number of (non-channel, for the
 # single-label cross-entropies) elements of the network output: "all-elements"
@@ -264,7 +277,7 @@ class _Validation:
         self,
         caller: str,
         options: TrainingOptions,
-        data: tuple[Column, Column] | None,
+        data: tuple[Data, Data] | None,
         loss_fn: Loss,
         metrics: Sequence[Metric],
         legacy: bool,
@@ -315,9 +328,9 @@ class _Validation:
 def _train(
     caller: str,
     net: DLNetwork,
-    X: Column,
-    T: Column,
-    validation: tuple[Column, Column] | None,
+    X: Data,
+    T: Data,
+    validation: tuple[Data, Data] | None,
     loss_fn: Loss,
     options: TrainingOptions,
     metrics: Sequence[Metric],
@@ -401,7 +414,7 @@ def _train(
             Xb, Tb = X.batch(indices, device, dtype), T.batch(indices, device, dtype)
             rate = scheduler.rate(iteration, epoch)
             with torch.enable_grad():
-                Y = net(Xb, training=True)
+                Y = net(*as_arguments(Xb), training=True)
                 loss = loss_fn(Y, Tb)
                 value = loss._data if isinstance(loss, DLArray) else loss
                 gradients = torch.autograd.grad(value, parameters, allow_unused=True)
@@ -424,7 +437,7 @@ def _train(
                 "BaseLearnRate": rate,
             }
             for metric in wanted:
-                record[metric.name] = metric(Y, Tb)
+                record[metric.name] = metric(Y, single(Tb))
             record.update(group.average(record, ["TrainingLoss", *(m.name for m in wanted)], share))
             outcome.iterations.append(record)
             checked = None
@@ -459,6 +472,16 @@ def _train(
     return outcome
 
 
+def _set_batchnorm_statistics(net: DLNetwork, X: Data, options: TrainingOptions) -> None:
+    """``BatchNormalizationStatistics="population"``: after training, batch normalization's
+    statistics from one more pass over the training data (full-batch for L-BFGS)."""
+    if options.BatchNormalizationStatistics != "population":
+        return
+    batch_size = options.MiniBatchSize if options.SolverName != "lbfgs" else len(X)
+    dtype = next((value.dtype for _, _, value in net.Learnables), torch.float32)
+    set_population_statistics(net, X, min(batch_size, len(X)), _device(options), dtype)
+
+
 def _objective(caller: str, name: str, metrics: Sequence[Metric]) -> tuple[str, int]:
     """The validation value ``ObjectiveMetricName`` names and its sign as a value to minimize:
     the loss, or one of the metrics (a larger accuracy, F-score, ... is better)."""
@@ -475,7 +498,7 @@ def _objective(caller: str, name: str, metrics: Sequence[Metric]) -> tuple[str, 
 
 def _validate_net(
     net: DLNetwork,
-    validation: tuple[Column, Column],
+    validation: tuple[Data, Data],
     loss_fn: Loss,
     metrics: Sequence[Metric],
     batch_size: int,
@@ -493,15 +516,15 @@ def _validate_net(
         for begin in range(0, total, batch_size):
             indices = torch.arange(begin, min(begin + batch_size, total))
             Xb, Tb = X.batch(indices, device, dtype), T.batch(indices, device, dtype)
-            Y = net(Xb, training=False)
+            Y = net(*as_arguments(Xb), training=False)
             loss = loss_fn(Y, Tb)
             share = len(indices) / total
             sums["ValidationLoss"] += float(loss._data if isinstance(loss, DLArray) else loss) * share
             for metric in metrics:
                 if not metric.by_rows:
-                    sums[metric.name] += metric(Y, Tb) * share
+                    sums[metric.name] += metric(Y, single(Tb)) * share
             if any(metric.by_rows for metric in metrics):
-                y, t = rows(Y, Tb)
+                y, t = rows(Y, single(Tb))
                 outputs.append(y)
                 targets.append(t)
     if outputs:
@@ -539,8 +562,43 @@ def _classes_of(labels: Any, given: Any = "auto") -> list[str]:
     return sorted({str(label) for label in np.asarray(labels, dtype=object).ravel()})
 
 
+def _input_layers(source: DLNetwork | LayerGraph | list[Layer]) -> list[Any]:
+    """The layers of the network's inputs, in ``InputNames`` order."""
+    if isinstance(source, LayerGraphBase):
+        return [source._by_name[name.split("/")[0]] for name in source.InputNames]
+    return [source[0]]
+
+
 def _input_layer(source: DLNetwork | LayerGraph | list[Layer]) -> Any:
-    return source._by_name[source.InputNames[0]] if isinstance(source, LayerGraphBase) else source[0]
+    return _input_layers(source)[0]
+
+
+def _output_names(source: DLNetwork | LayerGraph | list[Layer]) -> tuple[str, ...]:
+    return tuple(source.OutputNames) if isinstance(source, LayerGraphBase) else (source[-1].Name,)
+
+
+def _one_per(caller: str, what: str, value: Any, names: Sequence[str]) -> list[Any]:
+    """The data of a network with several inputs (or outputs): a list or tuple of one value per
+    input (output), in the order of ``InputNames`` (``OutputNames``); one input's data as it is."""
+    if len(names) == 1:
+        return [value]
+    if not isinstance(value, (list, tuple)) or len(value) != len(names):
+        raise DLFormatError(
+            f"{caller}: the network has {len(names)} {what}s ({', '.join(names)}); give the {what} data as a "
+            f"tuple of {len(names)} values in that order; got {_validate.describe(value)}"
+        )
+    return list(value)
+
+
+class _SpreadLoss:
+    """A loss function of a network with several outputs, MATLAB's ``loss = f(Y1, ..., Yn, T1,
+    ..., Tn)``: the outputs in ``OutputNames`` order, then the targets in the same order."""
+
+    def __init__(self, function: Loss) -> None:
+        self.function = function
+
+    def __call__(self, Y: Any, T: Any) -> Any:
+        return self.function(*as_arguments(Y), *as_arguments(T))
 
 
 def _prepared(
@@ -549,38 +607,67 @@ def _prepared(
     X: Any,
     T: Any,
     options: TrainingOptions,
-    classes: list[str] | None,
+    classes: Sequence[list[str] | None] | None,
     indices: bool = False,
-) -> tuple[DLNetwork, Column, Column, tuple[Column, Column] | None]:
-    """The network to train and its data: the input layer's normalization statistics computed
-    from ``X`` (``ResetInputNormalization``), then the targets and the validation data."""
-    layer = _input_layer(source)
+) -> tuple[DLNetwork, Data, Data, tuple[Data, Data] | None]:
+    """The network to train and its data: each input layer's normalization statistics computed
+    from its predictors (``ResetInputNormalization``), then the targets and the validation data.
+    A network with several inputs (outputs) takes a tuple of predictors (targets), one per input
+    (output) in ``InputNames`` (``OutputNames``) order; trainnet only."""
+    layers = _input_layers(source)
+    inputs = tuple(source.InputNames) if isinstance(source, LayerGraphBase) else (layers[0].Name,)
+    outputs = _output_names(source) if caller == "trainnet" else ("",)
+    if caller != "trainnet" and len(inputs) > 1:
+        raise DLFormatError(f"{caller}: networks with several inputs are not yet supported; use trainnet")
     formats = options.InputDataFormats
-    if caller == "trainnet":  # trainnet's vector sequences are s×c, time first
-        X, T = oriented(caller, layer, X, T)
-    Xc = Column(caller, "X", X, input_format(caller, layer, formats, X), options)
-    fitted = with_input_statistics(layer, Xc, options.ResetInputNormalization)
-    if isinstance(source, DLNetwork):
-        net = source if fitted is layer else source.replaceLayer(layer.Name, fitted)
-    elif isinstance(source, LayerGraphBase):  # a layerGraph
-        net = dlnetwork(source if fitted is layer else source.replaceLayer(layer.Name, fitted))
-    else:
-        net = dlnetwork([fitted, *source[1:]])
 
-    def targets(value: Any) -> Column:
-        fmt = target_format(options.TargetDataFormats, value)
-        return Column(caller, "T", value, fmt, options, classes, indices)
+    def spread(XX: Any, TT: Any) -> tuple[list[Any], list[Any]]:
+        xs, ts = _one_per(caller, "input", XX, inputs), _one_per(caller, "output", TT, outputs)
+        if caller == "trainnet":  # trainnet's vector sequences are s×c, time first; targets follow input 1
+            ts = [oriented(caller, layers[0], xs[0], t)[1] for t in ts]
+            xs = [oriented(caller, layer, x, None)[0] for layer, x in zip(layers, xs, strict=True)]
+        return xs, ts
 
+    def predictors(what: str, xs: list[Any]) -> Data:
+        columns = [
+            Column(caller, what, x, input_format(caller, layer, formats, x, i, len(layers)), options)
+            for i, (layer, x) in enumerate(zip(layers, xs, strict=True))
+        ]
+        return columns[0] if len(columns) == 1 else Columns(caller, "predictors", columns)
+
+    xs, ts = spread(X, T)
+    # the classes of each output: given, or the sorted distinct class labels (a categorical's)
+    known = [
+        (classes[i] if classes else None) or (_classes_of(t) if is_labels(t) else None)
+        for i, t in enumerate(ts)
+    ]
+
+    def targets(values: list[Any]) -> Data:
+        columns = [
+            Column(caller, "T", t, target_format(options.TargetDataFormats, t, i), options, known[i], indices)
+            for i, t in enumerate(values)
+        ]
+        return columns[0] if len(columns) == 1 else Columns(caller, "targets", columns)
+
+    Xc = predictors("X", xs)
+    graph: Any = source
+    for layer, column in zip(layers, Xc.columns if isinstance(Xc, Columns) else [Xc], strict=True):
+        fitted = with_input_statistics(layer, column, options.ResetInputNormalization)
+        if fitted is not layer:
+            replaced = isinstance(graph, LayerGraphBase)
+            graph = graph.replaceLayer(layer.Name, fitted) if replaced else [fitted, *graph[1:]]
+    net = graph if isinstance(graph, DLNetwork) else dlnetwork(graph)
+    if not net.Initialized:  # MATLAB's trainnet initializes a dlnetwork built with addLayers (after
+        net = net.initialize()  # its input statistics: the normalization runs in the initialization)
     validation = None
     if options.ValidationData is not None:
-        XV, TV = options.ValidationData
-        if caller == "trainnet":
-            XV, TV = oriented(caller, layer, XV, TV)
-        validation = (
-            Column(caller, "XValidation", XV, input_format(caller, layer, formats, XV), options),
-            targets(TV),
-        )
-    return net, Xc, targets(T), validation
+        if is_source(options.ValidationData):  # read once, as training data sources are
+            XV, TV, _ = read_source(caller, options.ValidationData, layers, options, len(outputs))
+        else:
+            XV, TV = options.ValidationData
+        xv, tv = spread(XV, TV)
+        validation = (predictors("XValidation", xv), targets(tv))
+    return net, Xc, targets(ts), validation
 
 
 def trainnet(
@@ -597,7 +684,10 @@ def trainnet(
     (``"mae"``, ``"mean-absolute-error"``), ``"huber"``, or a callable ``loss = f(Y, T)`` on
     dlarrays. Data layouts: see :mod:`dlformat.training._data`; class labels are one-hot encoded
     with their sorted distinct names (a categorical's classes). Returns the trained
-    :class:`DLNetwork` and a :class:`TrainingInfo`. See docs/training.md.
+    :class:`DLNetwork` and a :class:`TrainingInfo`. A ``dlnetwork`` with several inputs
+    (outputs) takes a tuple of predictors (targets), one per input in ``InputNames`` order (one
+    per output in ``OutputNames`` order), and a loss function ``f(Y1, ..., Yn, T1, ..., Tn)``.
+    See docs/training.md.
 
     Examples:
         >>> torch.manual_seed(0) and None
@@ -638,13 +728,26 @@ def trainnet(
         raise DLFormatError(
             f"trainnet: lossFcn must be a loss name or a function; got {_validate.describe(lossFcn)}"
         )
+    outputs = _output_names(source)
+    if len(outputs) > 1:  # MATLAB: loss = f(Y1, ..., Yn, T1, ..., Tn), a function of one's own
+        if isinstance(lossFcn, str):
+            raise DLFormatError(
+                f"trainnet: the network has {len(outputs)} outputs ({', '.join(outputs)}); give lossFcn as a "
+                "function loss = f(Y1, ..., Yn, T1, ..., Tn) of the outputs and targets in that order"
+            )
+        if options.Metrics:
+            raise DLFormatError(
+                "trainnet: Metrics of a network with several outputs need MATLAB's metric objects with "
+                "NetworkOutput, which are not yet ported"
+            )
+        loss_fn = _SpreadLoss(lossFcn)
     named = None
     if data is not None:
-        X, T, named = read_source("trainnet", data, _input_layer(source), options)
-    classes = named or (_classes_of(T) if is_labels(T) else None)
-    trained, Xc, Tc, validation = _prepared("trainnet", source, X, T, options, classes, indices)
+        X, T, named = read_source("trainnet", data, _input_layers(source), options, len(outputs))
+    trained, Xc, Tc, validation = _prepared("trainnet", source, X, T, options, named, indices)
     metrics = [metric_of("trainingOptions: Metrics", m) for m in options.Metrics]
     outcome = _train("trainnet", trained, Xc, Tc, validation, loss_fn, options, metrics, None)
+    _set_batchnorm_statistics(trained, Xc, options)
     # the variables MathWorks' TrainingInfo page lists, in its order; metrics by MATLAB's metric names
     names = [m.column for m in metrics]
     # L-BFGS has no epochs nor learning rate: its norms instead (the columns of its verbose table)
@@ -719,7 +822,7 @@ def trainNetwork(
         output, body = items[-1], items[:-1]
     classes = named = None
     if data is not None:
-        X, Y, named = read_source("trainNetwork", data, _input_layer(body), options)
+        X, Y, [named] = read_source("trainNetwork", data, _input_layer(body), options)
     if isinstance(output, ClassificationOutputLayer):
         if not is_labels(Y):
             raise DLFormatError(
@@ -733,7 +836,7 @@ def trainNetwork(
         metric = "rmse"
     else:
         raise DLFormatError(f"trainNetwork: output layer {type(output).__name__} is not yet supported")
-    net, Xc, Tc, validation = _prepared("trainNetwork", body, X, Y, options, classes)
+    net, Xc, Tc, validation = _prepared("trainNetwork", body, X, Y, options, [classes])
 
     def assembled(trained: DLNetwork) -> SeriesNetwork | DAGNetwork:
         """The legacy network of the trained body and the output layer (also what checkpoints hold)."""
@@ -749,6 +852,7 @@ def trainNetwork(
     outcome = _train(
         "trainNetwork", net, Xc, Tc, validation, output.forwardLoss, options, (), metric, True, checkpoint
     )
+    _set_batchnorm_statistics(net, Xc, options)
     name = "Accuracy" if metric == "accuracy" else "RMSE"
     at = {r["Iteration"]: r for r in outcome.validations}
     fields: dict[str, Any] = {

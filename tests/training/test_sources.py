@@ -46,14 +46,16 @@ def as_labels(indices):
     return np.array([str(int(k)) for k in indices])
 
 
-@pytest.mark.parametrize(
-    "source",
-    [
-        TensorDataset(FEATURES, CLASSES),
-        DataLoader(TensorDataset(FEATURES, CLASSES), batch_size=5),
-    ],
-    ids=["Dataset", "DataLoader"],
-)
+def datasets(X, T, batch_size):
+    """The pair as a torch Dataset and as a DataLoader of it."""
+    return pytest.mark.parametrize(
+        "source",
+        [TensorDataset(X, T), DataLoader(TensorDataset(X, T), batch_size=batch_size)],
+        ids=["Dataset", "DataLoader"],
+    )
+
+
+@datasets(FEATURES, CLASSES, 5)
 def test_a_dataset_trains_as_the_same_arrays(source):
     expected, _ = dlf.trainnet(FEATURES, as_labels(CLASSES), feature_layers(), "crossentropy", options())
     got, info = dlf.trainnet(source, feature_layers(), "crossentropy", options())
@@ -113,7 +115,7 @@ def test_trainnetwork_takes_a_dataset_with_class_indices_named_in_order():
     ("source", "message"),
     [
         (dlf.minibatchqueue(FEATURES.T, MiniBatchFormat="CB"), "must have two outputs"),
-        (dlf.minibatchqueue(FEATURES.T, FEATURES.T), 'output X needs a format with "B"'),
+        (dlf.minibatchqueue(FEATURES.T, FEATURES.T), 'output 1 needs a format with "B"'),
         (TensorDataset(FEATURES), r"must be a pair \(x, t\)"),
         (TensorDataset(FEATURES, torch.zeros(12, 2, 3)), "give TargetDataFormats"),
     ],
@@ -162,3 +164,52 @@ def test_sequences_of_neither_layout_are_a_clear_error():
     mixed = [torch.zeros(3, 5), torch.zeros(6, 3), torch.zeros(4, 4)]
     with pytest.raises(DLFormatError, match="must all be s×3 matrices"):
         dlf.trainnet(mixed, torch.zeros(3, 1), sequence_layers(), "mse", options())
+
+
+VALIDATION = torch.tensor(RNG.standard_normal((7, 3)), dtype=torch.float32)  # N×C
+VALIDATION_CLASSES = torch.tensor([0, 1, 2, 0, 1, 2, 1])
+
+
+@datasets(VALIDATION, VALIDATION_CLASSES, 3)
+def test_validation_data_from_a_dataset_validates_as_the_same_arrays(source):
+    settings = {"ValidationFrequency": 2, "Metrics": "accuracy"}
+    _, expected = dlf.trainnet(FEATURES, as_labels(CLASSES), feature_layers(), "crossentropy",
+                               options(ValidationData=(VALIDATION, as_labels(VALIDATION_CLASSES)), **settings))  # fmt: skip
+    _, got = dlf.trainnet(TensorDataset(FEATURES, CLASSES), feature_layers(), "crossentropy",
+                            options(ValidationData=source, **settings))  # fmt: skip
+    assert list(got.ValidationHistory.Iteration) == [1, 2, 4, 6]
+    np.testing.assert_array_equal(
+        np.asarray(got.ValidationHistory.Loss), np.asarray(expected.ValidationHistory.Loss)
+    )
+    np.testing.assert_array_equal(
+        np.asarray(got.ValidationHistory.Accuracy), np.asarray(expected.ValidationHistory.Accuracy)
+    )
+
+
+def test_validation_data_from_a_minibatchqueue():
+    targets = FEATURES[:, :1]
+    queue = dlf.minibatchqueue(
+        VALIDATION.T, VALIDATION[:, :1].T, MiniBatchSize=3, MiniBatchFormat=["CB", "CB"]
+    )
+    layers = [dlf.featureInputLayer(3), dlf.fullyConnectedLayer(1)]
+    results = []
+    for validation in ((VALIDATION, VALIDATION[:, :1]), queue):
+        torch.manual_seed(0)
+        _, info = dlf.trainnet(
+            FEATURES, targets, dlf.dlnetwork(layers), "mse", options(ValidationData=validation)
+        )
+        results.append(np.asarray(info.ValidationHistory.Loss))
+    np.testing.assert_allclose(results[1], results[0], rtol=1e-6)
+    # trainNetwork validates on it too
+    legacy = [*layers, dlf.regressionLayer()]
+    _, info = dlf.trainNetwork(FEATURES, targets, legacy, options(ValidationData=queue))
+    assert (
+        np.isfinite(info.FinalValidationLoss) and np.isfinite(info.ValidationLoss).sum() == 2
+    )  # iterations 1, 6
+    shown = repr(options(ValidationData=queue))  # MATLAB's display names the source
+    assert "ValidationData: [1×1 minibatchqueue]" in shown
+
+
+def test_validation_data_of_another_kind_is_an_error():
+    with pytest.raises(DLFormatError, match=r"pair .*minibatchqueue, Dataset or DataLoader"):
+        options(ValidationData=VALIDATION)
