@@ -437,6 +437,11 @@ class DLNetwork(LayerGraphBase):
     def _admit(self, names: Sequence[str], items: Sequence[Layer]) -> None:
         refuse_output_layers(names, items)
 
+    def _settled(self) -> bool:
+        """Whether every layer has its sizes fixed and its learnables: a first input would
+        create nothing (what ``initialize`` is for)."""
+        return all(layer.Initialized and layer._sizes_settled() for layer in self._by_name.values())
+
     def initialize(self, *X: Any) -> DLNetwork:
         """MATLAB's ``initialize``: create every learnable whose size follows the data.
 
