@@ -13,20 +13,21 @@ Options torch has no kernel for (``"softsign"``, ``"hard-sigmoid"``, the GRU's
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
 import torch
 import torch.nn.functional as F
-from einops import rearrange
 
-from .. import _format, _validate
+from .. import _validate
 from .._dlarray import DLArray
 from .._errors import DLFormatError
 from .._options import matlab_function
 from .._tracing import cached_plan
 from ._common import as_data, formatted_input, working_dtype
 from ._compiled_gru import gru as fused_gru
+from ._sliding import as_dtype
 
 __all__ = ["gru", "lstm"]
 
@@ -48,28 +49,48 @@ STATE_FUNCTIONS: dict[str, Activation] = {"tanh": torch.tanh, "softsign": F.soft
 GATE_FUNCTIONS: dict[str, Activation] = {"sigmoid": torch.sigmoid, "hard-sigmoid": _hard_sigmoid}
 
 
-@cached_plan()
-def _sequence_plan(fmt: str, caller: str) -> tuple[str, str, str]:
-    """(pattern to ``(T, B, features)``, output format, pattern from ``(T, B, H)`` back).
+class _Steps(NamedTuple):
+    """How data of one format meets torch's recurrent kernels: ``permutation`` puts the stored
+    dimensions in the order ``T``, ``B`` (those present), ``C``, then the ``S`` dimensions last
+    first, so that flattening the features runs the first ``S`` fastest, as ``fullyconnect``
+    flattens them; a missing ``B`` or ``T`` is a size-1 one inside and absent outside."""
 
-    ``S`` dimensions are flattened with ``C`` as ``fullyconnect`` flattens them (the first ``S``
-    fastest); a missing ``B`` or ``T`` is a size-1 one inside and absent outside.
-    """
+    permutation: tuple[int, ...]
+    time: bool
+    batch: bool
+    output_format: str
+
+
+@cached_plan()
+def _sequence_plan(fmt: str, caller: str) -> _Steps:
+    """The plan of :func:`_to_steps` and :func:`_from_steps` for ``fmt`` (plain permutes and
+    reshapes: this runs on every call of every recurrent layer)."""
     if "U" in fmt:
         raise DLFormatError(
             f'{caller} cannot take format "{fmt}": "U" dimensions have no meaning for it; relabel them'
         )
     if "C" not in fmt:
         raise DLFormatError(f'{caller} needs data with a "C" dimension; got format "{fmt}"')
-    names = _format.axis_names(fmt)
-    features = " ".join(reversed([name for name in names if name[0] in "sc"]))
-    time = "t0" if "T" in fmt else "1"
-    batch = "b0" if "B" in fmt else "1"
-    to_steps = f"{' '.join(names)} -> {time} {batch} ({features})"
+    lead = tuple(fmt.index(label) for label in "TB" if label in fmt)
+    features = tuple(reversed([index for index, label in enumerate(fmt) if label in "SC"]))
     output = "C" + "B" * ("B" in fmt) + "T" * ("T" in fmt)
-    kept = " ".join(name for name in ("b0", "t0") if name[0].upper() in fmt)
-    back = f"{time} {batch} h -> h {kept}".rstrip()
-    return to_steps, output, back
+    return _Steps(lead + features, "T" in fmt, "B" in fmt, output)
+
+
+def _to_steps(data: torch.Tensor, plan: _Steps) -> torch.Tensor:
+    """``data`` as ``(T, B, features)``."""
+    moved = data.permute(plan.permutation)
+    lead = int(plan.time) + int(plan.batch)
+    steps = moved.shape[0] if plan.time else 1
+    batch = moved.shape[int(plan.time)] if plan.batch else 1
+    return moved.reshape(steps, batch, math.prod(moved.shape[lead:]))
+
+
+def _from_steps(steps: torch.Tensor, plan: _Steps) -> torch.Tensor:
+    """A ``(T, B, H)`` result as ``H × B × T`` without the dimensions the input lacks."""
+    moved = steps.permute(2, 1, 0)
+    kept = (moved.shape[0],) + (moved.shape[1],) * plan.batch + (moved.shape[2],) * plan.time
+    return moved.reshape(kept)
 
 
 class RecurrentInputs(NamedTuple):
@@ -98,8 +119,8 @@ class _Recurrence:
         self, inputs: RecurrentInputs, *, gates: int, directions: int = 1, bias_sets: int = 1
     ) -> None:
         caller, X, states, weights, recurrentWeights, bias = inputs[:6]
-        to_steps, self.output_format, self.back = _sequence_plan(X._fmt, caller)
-        x = rearrange(X._data, to_steps)
+        self.plan = _sequence_plan(X._fmt, caller)
+        x = _to_steps(X._data, self.plan)
         W = as_data(weights, f"{caller} weights")
         R = as_data(recurrentWeights, f"{caller} recurrentWeights")
         b = as_data(bias, f"{caller} bias")
@@ -125,11 +146,14 @@ class _Recurrence:
         raw_states = [(label, as_data(value, f"{caller} {label}")) for label, value in states]
         dtype = working_dtype(x.dtype, W.dtype, R.dtype, b.dtype, *(s.dtype for _, s in raw_states))
         self.caller, self.hidden, self.directions, self.batch = caller, hidden, directions, x.shape[1]
-        self.x = x.to(dtype)
-        self.weights = W.to(dtype).chunk(directions)
-        self.recurrent = R.to(dtype).chunk(directions)
+        # as_dtype and _split skip the torch calls that would change nothing: this runs on every
+        # call of every recurrent layer, and each such call costs about a microsecond
+        self.x = as_dtype(x, dtype)
+        self.weights = _split(as_dtype(W, dtype), directions)
+        self.recurrent = _split(as_dtype(R, dtype), directions)
         # bias_sets 2: [input biases; recurrent biases], each stacked per direction
-        self.biases = [part.chunk(directions) for part in b.reshape(-1).to(dtype).chunk(bias_sets)]
+        flat_bias = as_dtype(b.reshape(-1), dtype)
+        self.biases = [_split(part, directions) for part in _split(flat_bias, bias_sets)]
         self.states = [self._state(label, value, dtype) for label, value in raw_states]
 
     def _state(self, label: str, value: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
@@ -142,7 +166,7 @@ class _Recurrence:
                 f"{self.caller} {label} must be {size} × 1 or {size} × {self.batch} (NumHiddenUnits × one "
                 f"or every observation); got {_validate.matlab_size(tuple(value.shape)) or 'a scalar'}"
             )
-        per_direction = columns.to(dtype).reshape(self.directions, self.hidden, -1).transpose(1, 2)
+        per_direction = as_dtype(columns, dtype).reshape(self.directions, self.hidden, -1).transpose(1, 2)
         return per_direction.expand(self.directions, self.batch, self.hidden)
 
     def params(self, recurrent_bias: bool) -> list[torch.Tensor]:
@@ -156,7 +180,7 @@ class _Recurrence:
 
     def output(self, steps: torch.Tensor) -> DLArray:
         """``(T, B, directions*H)`` as a dlarray of the output format."""
-        return DLArray._wrap(rearrange(steps, self.back), self.output_format)
+        return DLArray._wrap(_from_steps(steps, self.plan), self.plan.output_format)
 
     def looped(
         self, step: Callable[..., tuple[torch.Tensor, ...]], recurrent_bias: bool = False
@@ -178,6 +202,11 @@ class _Recurrence:
             finals.append(carried)
         states = [torch.stack([final[index] for final in finals]) for index in range(len(self.states))]
         return torch.cat(outputs, dim=-1), states
+
+
+def _split(data: torch.Tensor, parts: int) -> tuple[torch.Tensor, ...]:
+    """``data.chunk(parts)``; one part is ``data`` itself."""
+    return (data,) if parts == 1 else data.chunk(parts)
 
 
 def _unstack(state: torch.Tensor) -> torch.Tensor:

@@ -608,13 +608,16 @@ def _custom(layer: SavedLayer, custom_layers: Mapping[str, Factory]) -> Any:
     return None
 
 
-def _layers(saved: SavedNetwork, custom_layers: Mapping[str, Factory]) -> list[Any]:
+def _layers(saved: SavedNetwork, custom_layers: Mapping[str, Factory]) -> tuple[list[Any], bool]:
+    """The layers, and whether any is the user's replacement."""
     made: list[Any] = []
+    replaced = False
     unmapped: list[SavedLayer] = []
     for layer in saved.layers:
         replacement = _custom(layer, custom_layers)
         if replacement is not None:
             made.append(replacement)
+            replaced = True
             continue
         layer_made = mapped(layer)
         if layer_made is None:
@@ -633,7 +636,7 @@ def _layers(saved: SavedNetwork, custom_layers: Mapping[str, Factory]) -> list[A
             "(Name included); a FunctionLayer is typically "
             "dlf.functionLayer(python_fn, Name=properties['Name'])"
         )
-    return made
+    return made, replaced
 
 
 # ---------------------------------------------------------------------------------------------
@@ -642,13 +645,19 @@ def _layers(saved: SavedNetwork, custom_layers: Mapping[str, Factory]) -> list[A
 
 def build(saved: SavedNetwork, custom_layers: Mapping[str, Factory] | None = None) -> Any:
     """The dlformat network of a :class:`SavedNetwork`."""
-    layers = _layers(saved, custom_layers or {})
-    return assemble(saved.kind, layers, saved.connections, _initialized(saved))
+    layers, replaced = _layers(saved, custom_layers or {})
+    return assemble(saved.kind, layers, saved.connections, _initialized(saved), example=replaced)
 
 
-def assemble(kind: str, layers: list[Any], connections: Any, initialized: bool) -> Any:
+def assemble(kind: str, layers: list[Any], connections: Any, initialized: bool, example: bool = True) -> Any:
     """A ``SeriesNetwork`` (layers in order), ``DAGNetwork`` or ``dlnetwork`` of ``layers`` joined
-    by ``(source, destination)`` connections; a dlnetwork initialized when ``initialized``."""
+    by ``(source, destination)`` connections; a dlnetwork initialized when ``initialized``.
+
+    ``example=False``: where every layer already has its sizes and learnables (a saved network's
+    own layers, with their saved values), initializing would create nothing, and the example run
+    that ``initialize`` makes is skipped (about a third of building a small dlnetwork); a layer
+    that does not fit its input then reports it at the first call instead. With ``True`` (the
+    user's replacement layers, whose code may fail) the example always runs."""
     dlf = _dlf()
     if kind == "SeriesNetwork":
         return dlf.assembleNetwork(layers)
@@ -659,7 +668,7 @@ def assemble(kind: str, layers: list[Any], connections: Any, initialized: bool) 
         graph.connectLayers(source, destination)
     if kind == "DAGNetwork":
         return dlf.assembleNetwork(graph)
-    if initialized:
+    if initialized and (example or not graph._settled()):
         graph.initialize()
     return graph
 

@@ -181,6 +181,14 @@ class Layer(nn.Module, metaclass=_LayerType):
     __signature__: ClassVar[inspect.Signature]  # the constructor's: the declared one, or a custom __init__'s
     config_keys: ClassVar[tuple[str, ...]] = ("Name",)
     _like: torch.Tensor  # a 0-element buffer: the module's dtype and device (see __init__)
+    # per instance, set in __init__
+    _properties: dict[str, Any]
+    _factors: dict[str, dict[str, FactorValue]]
+    _learnable_names: list[str]
+    _state_names: list[str]
+    _initial_state: dict[str, torch.Tensor]
+    _ports: dict[str, tuple[str, ...]]
+    _given_dtype: torch.dtype | None
 
     Name = Property(_validate.text, default="", doc="The layer name, a string.")
     NumInputs = _Ports("in", count=True)
@@ -202,16 +210,20 @@ class Layer(nn.Module, metaclass=_LayerType):
         try:
             bound = type(self)._declared_signature.bind(*args, **kwargs)
         except TypeError as error:
-            raise DLFormatError(f"{type(self).__name__}: {error}") from None
+            raise _ArgumentsError(type(self), str(error)) from None
         bound.apply_defaults()
         values = dict(bound.arguments)
         super().__init__()
-        self._properties: dict[str, Any] = {}
-        self._factors: dict[str, dict[str, FactorValue]] = {}
-        self._learnable_names: list[str] = []
-        self._state_names: list[str] = []
-        self._initial_state: dict[str, torch.Tensor] = {}  # what resetState puts back
-        self._ports = {
+        # plain bookkeeping (never a parameter, buffer or module) goes straight into __dict__: the
+        # checks of __setattr__ (this class's and nn.Module's) cost a measurable share of building
+        # a small layer, as load_network does for every layer of a file
+        attributes = self.__dict__
+        attributes["_properties"] = {}
+        attributes["_factors"] = {}
+        attributes["_learnable_names"] = []
+        attributes["_state_names"] = []
+        attributes["_initial_state"] = {}  # what resetState puts back
+        attributes["_ports"] = {
             "in": _port_names("in", self.default_inputs),
             "out": _port_names("out", self.default_outputs),
         }
@@ -220,7 +232,7 @@ class Layer(nn.Module, metaclass=_LayerType):
             dtype = _validate.floating_dtype("dtype", dtype)
         # moves with the module (.to, .double, .cuda): lazy learnables are created like it
         self.register_buffer("_like", _empty_on(device, dtype or torch.get_default_dtype()), persistent=False)
-        self._given_dtype = dtype
+        attributes["_given_dtype"] = dtype
         given = {name: values.pop(name) for name in (*self._learnable_specs, *self._state_specs)}
         for name in self._learnable_specs:
             self._learnable_names.append(name)
@@ -428,6 +440,11 @@ class Layer(nn.Module, metaclass=_LayerType):
                 f'{self._caller()} has {self.lazy_size} {expected}; the "{X._fmt}" input of size '
                 f"{_validate.matlab_size(tuple(X.shape))} has {got} {self.lazy_meaning}"
             )
+
+    def _sizes_settled(self) -> bool:
+        """Whether the lazy size is fixed and the learnables it sizes exist (no first input is
+        awaited)."""
+        return bool(self.__dict__.get("_lazy_ready", True))
 
     def _ensure_sizes(self, X: Any) -> None:
         """On first use, fix the lazy size from ``X`` and create the learnables (once, thread-safe).
@@ -847,13 +864,32 @@ def _relabel(result: Any, fmt: str, layer: Layer) -> Any:
     return DLArray(data, fmt)
 
 
+class _ArgumentsError(DLFormatError):
+    """Arguments a layer class's declared signature does not take (the error names the class;
+    its MATLAB-named constructor renames it)."""
+
+    def __init__(self, layer_class: type, detail: str) -> None:
+        super().__init__(f"{layer_class.__name__}: {detail}")
+        self.layer_class, self.detail = layer_class, detail
+
+
 def matlab_constructor(cls: type[Layer], name: str) -> Callable[..., Layer]:
     """MATLAB's constructor function for a layer class (``fullyConnectedLayer`` for
     :class:`FullyConnectedLayer`): the same arguments, errors named after the function."""
     options = cls._options
+    # the class's __init__ binds the arguments to this same signature first thing: one bind, its
+    # error renamed after the function (binding here too cost a tenth of building a small layer)
+    declared = cls.__signature__ is cls._declared_signature
 
     def construct(*args: Any, **name_value: Any) -> Layer:
         args, name_value = _options.normalize(name, options, args, name_value)
+        if declared:
+            try:
+                return cls(*args, **name_value)
+            except _ArgumentsError as error:
+                if error.layer_class is not cls:
+                    raise
+                raise DLFormatError(f"{name}: {error.detail}") from None
         try:
             options_bound = inspect.signature(cls).bind(*args, **name_value)
         except TypeError as error:

@@ -78,6 +78,9 @@ class LayerGraphBase(nn.Module):
         self._links: dict[Port, Port] = {}  # destination port -> source port
         self._schedule: _schedule.Schedule | None = None
         self._stateful: tuple[Layer, ...] | None = None  # the layers with state, cached per graph
+        # per requested outputs (None: the default ones), cached per graph: the output ports and
+        # what each step releases (_schedule.releases)
+        self._plans: dict[tuple[str, ...] | None, tuple[tuple[Port, ...], tuple[Any, ...]]] = {}
 
     @property
     def _by_name(self) -> Mapping[str, Layer]:
@@ -160,6 +163,7 @@ class LayerGraphBase(nn.Module):
     def _changed(self) -> None:
         self._schedule = None
         self._stateful = None
+        self._plans = {}
 
     # -- editing (MATLAB's functions, as methods) -----------------------------------------------
     def _admit(self, names: Sequence[str], items: Sequence[Layer]) -> None:
@@ -433,6 +437,11 @@ class DLNetwork(LayerGraphBase):
     def _admit(self, names: Sequence[str], items: Sequence[Layer]) -> None:
         refuse_output_layers(names, items)
 
+    def _settled(self) -> bool:
+        """Whether every layer has its sizes fixed and its learnables: a first input would
+        create nothing (what ``initialize`` is for)."""
+        return all(layer.Initialized and layer._sizes_settled() for layer in self._by_name.values())
+
     def initialize(self, *X: Any) -> DLNetwork:
         """MATLAB's ``initialize``: create every learnable whose size follows the data.
 
@@ -499,15 +508,20 @@ class DLNetwork(LayerGraphBase):
     ) -> tuple[Any, ...]:
         """The outputs of one run through the schedule, as a tuple."""
         training = self.training if training is None else training
-        steps, names, outputs = self._compiled_schedule()
+        steps, names, _ = self._compiled_schedule()
+        planned = self._plan(Outputs)
+        # outputs that do not resolve are reported after the run, as the layers' errors come first
+        outputs, releases = planned or ((), ((),) * len(steps))
         if len(X) != len(names):
             raise DLFormatError(
                 f"the network has {len(names)} input(s) ({', '.join(names) or 'none'}); got {len(X)}. "
                 "Connect unconnected inputs with connectLayers, or pass one value per input"
             )
         values: dict[Port | int, Any] = dict(enumerate(X))
-        for step in steps:
+        for step, released in zip(steps, releases, strict=True):
             arguments = [values[source] for source in step.sources]
+            for source in released:
+                del values[source]
             try:
                 result = step.layer(*arguments, training=training)
             except LayerError:
@@ -520,11 +534,34 @@ class DLNetwork(LayerGraphBase):
                 values.update(
                     zip(((step.name, port) for port in step.layer.OutputNames), result, strict=True)
                 )
-        if Outputs is not None:
-            outputs = tuple(
-                self._resolve(name, "out") for name in ((Outputs,) if isinstance(Outputs, str) else Outputs)
-            )
+            del arguments, result  # the step's inputs are freed as soon as nothing else holds them
+        if planned is None:
+            outputs = self._resolved(Outputs)  # raises
         return tuple(values[port] for port in outputs)
+
+    def _resolved(self, Outputs: Any) -> tuple[Port, ...]:
+        return tuple(
+            self._resolve(name, "out") for name in ((Outputs,) if isinstance(Outputs, str) else Outputs)
+        )
+
+    def _plan(self, Outputs: Any) -> tuple[tuple[Port, ...], tuple[Any, ...]] | None:
+        """The output ports a run returns and what each step releases, planned once per graph and
+        requested outputs; ``None`` where ``Outputs`` does not resolve (an error after the run)."""
+        key: tuple[str, ...] | None = None
+        if Outputs is not None:
+            key = (Outputs,) if isinstance(Outputs, str) else _names_key(Outputs)
+            if key is None:
+                return None
+        plan = self._plans.get(key)
+        if plan is None:
+            steps, _, outputs = self._compiled_schedule()
+            if key is not None:
+                try:
+                    outputs = self._resolved(key)
+                except DLFormatError:
+                    return None
+            plan = self._plans[key] = (outputs, _schedule.releases(steps, outputs))
+        return plan
 
     def example_inputs(self) -> tuple[DLArray, ...]:
         """One small example per network input, from its input layer (batch 1, shortest length),
@@ -590,6 +627,13 @@ class DLNetwork(LayerGraphBase):
         lines += ["  " + line for line in text_table(("#", "Name", "Type", "Learnables", "Count"), rows)]
         lines.append(f"  Total learnables: {total:,}")
         return "\n".join(lines)
+
+
+def _names_key(Outputs: Any) -> tuple[str, ...] | None:
+    """A list or tuple of names as a cache key; ``None`` for anything else."""
+    if isinstance(Outputs, (list, tuple)) and all(isinstance(name, str) for name in Outputs):
+        return tuple(Outputs)
+    return None
 
 
 def refuse_output_layers(names: Sequence[str], items: Sequence[Layer]) -> None:

@@ -29,6 +29,24 @@ class Schedule(NamedTuple):
     outputs: tuple[Port, ...]  # the default outputs, net.OutputNames resolved
 
 
+def releases(steps: list[Step], outputs: tuple[Port, ...]) -> tuple[tuple[Port | int, ...], ...]:
+    """For each step, the values no later step reads and that are not ``outputs``: a run drops them
+    once the step has its arguments, so that a large intermediate is freed as soon as it is used, as
+    in a plain sequence of torch calls (holding every intermediate to the end of the run costs memory
+    and, on CPU, time: fresh allocations instead of reused, cache-warm ones)."""
+    last: dict[Port | int, int] = {}
+    for index, step in enumerate(steps):
+        for source in step.sources:
+            last[source] = index
+    kept = set(outputs)
+    return tuple(
+        tuple(
+            source for source in dict.fromkeys(step.sources) if last[source] == index and source not in kept
+        )
+        for index, step in enumerate(steps)
+    )
+
+
 def order(layers: Mapping[str, Any], links: Mapping[Port, Port]) -> list[str]:
     """Layer names in an order where every layer comes after the layers feeding it.
 
