@@ -476,7 +476,11 @@ def lbfgsupdate(
             state.AdditionalLossFunctionOutputs,
         )
     direction = _direction(current.gradients, steps, differences, state.InverseHessianFactor)
-    step, point = _line_search(problem, current, direction, method, limit)
+    try:
+        step, point = _line_search(problem, current, direction, method, limit)
+    except BaseException:
+        problem.container(problem.start)  # a network holds a trial point: an error changes nothing
+        raise
     iteration = state.Iteration + 1
     common = {"Iteration": iteration, "LineSearchMethod": method, "MaxNumLineSearchIterations": limit}
     if point is None:

@@ -222,6 +222,39 @@ def test_a_failed_line_search_keeps_the_parameters():
     assert state.MaxNumLineSearchIterations == 3 and state.StepHistory == []
 
 
+@pytest.mark.parametrize(
+    ("trial", "error", "message"),
+    [
+        (RuntimeError("stopped in the loss"), RuntimeError, "stopped in the loss"),
+        ("wrong size", DLFormatError, "has size 3"),
+    ],
+)
+def test_an_error_in_the_line_search_leaves_the_network_as_it_was(trial, error, message):
+    # the line search writes trial points into the network: an error there must not leave one behind
+    torch.manual_seed(0)
+    net = dlf.dlnetwork([dlf.featureInputLayer(2), dlf.fullyConnectedLayer(1)])
+    start = [value.detach().clone() for _, _, value in net.Learnables]
+    calls = []
+
+    def loss(network):
+        calls.append(1)
+        values = [value.detach() for _, _, value in network.Learnables]
+        gradients = dlf.dlupdate(lambda v: 2 * v.detach(), network.Learnables)
+        if len(calls) > 1:  # the first trial point of the line search
+            if isinstance(trial, Exception):
+                raise trial
+            gradients = Table(
+                gradients.columns, [(*gradients.rows[0][:2], torch.ones(3)), *gradients.rows[1:]]
+            )
+        return 1.0 + float(sum((v**2).sum() for v in values)), gradients
+
+    with pytest.raises(error, match=message):
+        dlf.lbfgsupdate(net, loss, None)
+    assert len(calls) == 2
+    for before, (_, _, value) in zip(start, net.Learnables, strict=True):
+        assert torch.equal(before, value.detach())
+
+
 def test_the_state_display_and_read_only_properties():
     state = dlf.lbfgsState("HistorySize", 4, InitialInverseHessianFactor=0.5)
     shown = repr(state)
