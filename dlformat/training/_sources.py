@@ -82,6 +82,10 @@ def read_source(
     if given != "auto":
         return X, dlarray(targets, given[0]), None
     if not targets.is_floating_point() and targets.ndim == 1:  # torch's 0-based class indices
+        if int(targets.min()) < 0:  # Python's negative indexing would name a class silently
+            raise DLFormatError(
+                f"{caller}: integer targets are 0-based class indices; got {int(targets.min())}"
+            )
         classes = [str(k) for k in range(int(targets.max()) + 1)]
         return X, np.array([classes[int(k)] for k in targets]), classes
     if targets.ndim <= 2:

@@ -116,6 +116,7 @@ def test_trainnetwork_takes_a_dataset_with_class_indices_named_in_order():
         (dlf.minibatchqueue(FEATURES.T, FEATURES.T), 'output X needs a format with "B"'),
         (TensorDataset(FEATURES), r"must be a pair \(x, t\)"),
         (TensorDataset(FEATURES, torch.zeros(12, 2, 3)), "give TargetDataFormats"),
+        (TensorDataset(FEATURES, CLASSES - 1), "0-based class indices; got -1"),
     ],
 )
 def test_unusable_sources_are_clear_errors(source, message):
