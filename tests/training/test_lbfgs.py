@@ -192,10 +192,29 @@ def test_a_network_and_its_learnables_table():
     assert not torch.equal(start, torch.cat([value.detach().reshape(-1) for _, _, value in net.Learnables]))
 
 
-def test_learn_rate_factors_other_than_one_are_refused():
-    net = dlf.dlnetwork([dlf.featureInputLayer(2), dlf.fullyConnectedLayer(1, WeightLearnRateFactor=0)])
-    with pytest.raises(DLFormatError, match=r"learn-rate factors other than 1 \(fc/Weights\)"):
+@pytest.mark.parametrize(
+    ("layers", "refused"),
+    [
+        ([dlf.featureInputLayer(2), dlf.fullyConnectedLayer(1, WeightLearnRateFactor=0)], "fc/Weights"),
+        (  # a per-gate vector (applied as one value per row)
+            [dlf.sequenceInputLayer(2), dlf.lstmLayer(3, InputWeightsLearnRateFactor=[1, 2, 1, 1])],
+            "lstm/InputWeights",
+        ),
+    ],
+)
+def test_learn_rate_factors_other_than_one_are_refused(layers, refused):
+    net = dlf.dlnetwork(layers)
+    with pytest.raises(DLFormatError, match=rf"learn-rate factors other than 1 \({refused}\)"):
         dlf.lbfgsupdate(net, lambda n: (0.0, n.Learnables), None)
+
+
+def test_per_gate_factors_of_one_are_accepted():
+    net = dlf.dlnetwork(
+        [dlf.sequenceInputLayer(2), dlf.lstmLayer(3, InputWeightsLearnRateFactor=[1, 1, 1, 1])]
+    )
+    gradients = dlf.dlupdate(lambda v: torch.zeros_like(v), net.Learnables)
+    _, state = dlf.lbfgsupdate(net, lambda n: (1.0, gradients), None)
+    assert state.LineSearchStatus == "failed" and state.GradientsNorm == 0  # no descent from a zero gradient
 
 
 def test_a_dict_of_parameters_and_extra_outputs():
