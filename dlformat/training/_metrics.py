@@ -170,7 +170,16 @@ class FunctionMetric(Metric):
     def __call__(self, Y: DLArray, T: DLArray) -> float:
         value = self.function(Y, T)
         data = value._data if isinstance(value, DLArray) else value
-        return float(np.asarray(data.detach().cpu() if hasattr(data, "detach") else data))
+        try:
+            array = np.asarray(data.detach().cpu() if hasattr(data, "detach") else data, dtype=np.float64)
+        except (TypeError, ValueError):
+            array = np.empty(0)  # not numeric: refused below
+        if array.size != 1:
+            raise DLFormatError(
+                f"Metrics: the metric function {self.name} must return one number; got "
+                f"{_validate.describe(value)}"
+            )
+        return float(array.reshape(()))
 
 
 def _unused(y: np.ndarray, t: np.ndarray) -> float:
