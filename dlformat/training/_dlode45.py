@@ -187,7 +187,11 @@ def _adjoint_solution(
         with torch.enable_grad():
             traced = y.detach().requires_grad_()
             slope = f(t, traced)
-            found = torch.autograd.grad(slope, [traced, *learnables], a, allow_unused=True)
+            found = (  # a slope of t alone (no y, no learnables) has no graph: its derivatives are 0
+                torch.autograd.grad(slope, [traced, *learnables], a, allow_unused=True)
+                if slope.requires_grad
+                else [None] * (1 + len(learnables))
+            )
         vjps = [torch.zeros_like(p) if g is None else g for p, g in zip([y, *learnables], found, strict=True)]
         return pack([slope.detach(), -vjps[0], *(-v for v in vjps[1:])])
 

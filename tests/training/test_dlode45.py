@@ -72,6 +72,26 @@ def test_gradients_match_the_analytic_derivatives(mode):
     assert float(dlf.extractdata(dy0)) == pytest.approx(np.sum(np.exp(-0.7 * t)), rel=1e-7)
 
 
+@pytest.mark.parametrize("mode", ["direct", "adjoint"])
+def test_a_slope_of_time_alone_has_the_identity_as_its_derivative(mode):
+    # y' = cos t: y(t) = y0 + sin t, so d(sum over the output times of y)/dy0 = the number of times
+    y0 = np.array([[0.5], [-1.0]])
+
+    def odefun(t, y, theta):
+        return dlf.dlarray(torch.full((2, 1), np.cos(t), dtype=torch.float64), "CB")
+
+    def loss(Y0):
+        Y = dlf.dlode45(odefun, TIMES, Y0, None, GradientMode=mode, RelativeTolerance=1e-9,
+                        AbsoluteTolerance=1e-12)  # fmt: skip
+        return Y, dlf.dlgradient(dlf.dlarray(dlf.stripdims(Y).sum()), Y0)
+
+    Y, gradient = dlf.dlfeval(loss, dlf.dlarray(data(y0), "CB"))
+    np.testing.assert_allclose(dlf.extractdata(Y).numpy(), y0[..., None] + np.sin(TIMES[1:]), rtol=1e-7)
+    np.testing.assert_allclose(
+        dlf.extractdata(gradient).numpy(), np.full((2, 1), len(TIMES) - 1.0), rtol=1e-12
+    )
+
+
 def test_adjoint_gradients_of_a_linear_system_match_the_matrix_exponential():
     # L = sum_k w_k · y(t_k), y(t) = expm(A t) y0: dL/dy0 = sum_k expm(A t_k)ᵀ w_k, and dL/dA by
     # the derivative of the matrix exponential (the block-matrix identity, Van Loan)
