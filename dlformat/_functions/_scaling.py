@@ -95,9 +95,9 @@ def normalize(X: Any, *args: Any) -> DLArray:
     (to ``[a b]``, ``[0 1]`` by default), ``"center"`` (by ``"mean"``, the default, or a number or
     array ``c``); ``"center"`` and ``"scale"`` together. The result keeps the size and the format of
     ``X``. A divisor of 0 (a constant vector; a zero one for ``"norm"``; a zero first element or
-    scale for ``"scale"``) is an error: MATLAB's result
-    there is not settled in dlformat's sources. The median-based types (``"robust"``, ``"median"``,
-    ``"mad"``, ``"iqr"``, ``"medianiqr"``) are not ported: an error says so.
+    scale for ``"scale"``) is an error: MATLAB's result there is not settled in dlformat's
+    sources. The median-based types (``"robust"``, ``"median"``, ``"mad"``, ``"iqr"``,
+    ``"medianiqr"``) are not ported: an error says so.
 
     Examples:
         >>> N = dlf.normalize(dlf.dlarray(torch.tensor([[1.0, 2.0, 3.0]]), "CB"), "B")
