@@ -116,9 +116,17 @@ def train_lbfgs(
     outcome = _Outcome()
     outcome.reason = STOP_REASONS["iterations"]
     printer = _Printer(validating.data is not None, metrics)
-    # OutputFcn, checkpoints and the Plots figure, as for the other solvers (each iteration is an epoch)
+    # OutputFcn, checkpoints and the Plots figure, as for the other solvers (each iteration is an
+    # epoch, for CheckpointFrequencyUnit="epoch"; the figure draws no epoch lines)
     events = TrainingEvents(
-        options, False, metrics, outcome.iterations, outcome.validations, options.MaxIterations, lambda n: n
+        options,
+        False,
+        metrics,
+        outcome.iterations,
+        outcome.validations,
+        options.MaxIterations,
+        lambda n: n,
+        epoch_lines=False,
     )
     if options.Verbose:
         printer.header()

@@ -151,3 +151,18 @@ def test_batch_normalization_statistics_are_updated_once_per_accepted_iteration(
     assert info.StopReason == "Max iterations completed"
     mean = dict(((layer, name), value) for layer, name, value in trained.State)[("batchnorm", "TrainedMean")]
     np.testing.assert_allclose(mean.numpy().ravel(), (1 - 0.9**3) * X.mean(0), rtol=1e-12)
+
+
+def test_the_progress_figure_of_an_lbfgs_run_draws_no_epoch_lines(tmp_path, monkeypatch):
+    from dlformat.training import _progress_plot
+
+    drawn = []
+    monkeypatch.setattr(
+        _progress_plot.ProgressFigure,
+        "_fill",
+        lambda self, figure, its, vals, ends, status: drawn.append(list(ends)),
+    )
+    options = dlf.trainingOptions("lbfgs", MaxIterations=3, Verbose=False, Plots=str(tmp_path / "p.png"),
+                                  GradientTolerance=1e-12, StepTolerance=1e-12)  # fmt: skip
+    dlf.trainnet(X, T, network(), "mse", options)
+    assert drawn and all(ends == [] for ends in drawn)  # an epoch is an iteration: no line for each
