@@ -211,8 +211,8 @@ def spawned(environment: str, train: Callable[..., T], args: tuple) -> tuple[T, 
     except (pickle.PicklingError, AttributeError, TypeError) as error:
         raise DLFormatError(
             f'ExecutionEnvironment "{environment}" starts worker processes, which receive the data, '
-            "options and loss by pickling: functions given (lossFcn, LearnRateSchedule) must be defined "
-            f"at module level ({error})"
+            "options and loss by pickling: functions given (lossFcn, LearnRateSchedule, OutputFcn, metric "
+            f"functions) must be defined at module level ({error})"
         ) from None
     with tempfile.TemporaryDirectory() as folder:
         try:
