@@ -159,10 +159,10 @@ def train_lbfgs(
             record[metric.name] = metric(Y, Tb)
         outcome.iterations.append(record)
         stop = None
-        if state.LineSearchStatus == "failed":
-            stop = "line search"
-        elif state.GradientsNorm < options.GradientTolerance:
+        if state.GradientsNorm < options.GradientTolerance:  # also where no descent was left to search
             stop = "gradient"
+        elif state.LineSearchStatus == "failed":
+            stop = "line search"
         elif state.StepNorm < options.StepTolerance:
             stop = "step"
         checked = None

@@ -166,3 +166,14 @@ def test_the_progress_figure_of_an_lbfgs_run_draws_no_epoch_lines(tmp_path, monk
                                   GradientTolerance=1e-12, StepTolerance=1e-12)  # fmt: skip
     dlf.trainnet(X, T, network(), "mse", options)
     assert drawn and all(ends == [] for ends in drawn)  # an epoch is an iteration: no line for each
+
+
+def test_a_start_at_the_minimum_meets_the_gradient_tolerance():
+    # targets the network fits exactly: the gradient is 0 at the start, so the line search has no
+    # descent direction; the reason is the gradient tolerance, not a failed line search
+    net = network()
+    fitted = dlf.extractdata(dlf.predict(net, dlf.dlarray(torch.tensor(X), "BC"))).numpy().T
+    options = dlf.trainingOptions("lbfgs", Verbose=False)
+    trained, info = dlf.trainnet(X, fitted, net, "mse", options)
+    assert info.StopReason == "Met gradient tolerance" and len(info.TrainingHistory) == 1
+    np.testing.assert_array_equal(start_of(trained), start_of(net))
