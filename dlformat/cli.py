@@ -94,7 +94,13 @@ def _custom_layers(spec: str | None) -> dict[str, Any] | None:
             if module_spec is None or module_spec.loader is None:
                 raise DLFormatError(f"--custom-layers: cannot import {target} as Python")
             module = importlib.util.module_from_spec(module_spec)
-            module_spec.loader.exec_module(module)
+            # registered first, as an import does: a dataclass or pickle looks its module up there
+            sys.modules[module_spec.name] = module
+            try:
+                module_spec.loader.exec_module(module)
+            except BaseException:
+                del sys.modules[module_spec.name]
+                raise
         else:
             import importlib
 

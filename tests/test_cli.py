@@ -739,3 +739,20 @@ def test_custom_layers_errors_exit_1_with_the_reason(
     assert main(["convert", net_file, str(tmp_path / "out.pt"), "--custom-layers", spec]) == 1
     assert re.match(r"dlformat convert: --custom-layers: " + message, capsys.readouterr().err)
     assert not (tmp_path / "out.pt").exists()
+
+
+def test_a_custom_layers_file_runs_as_an_imported_module(tmp_path):
+    """A dataclass under postponed annotations looks its module up in sys.modules as it is defined."""
+    from dlformat.cli import _custom_layers
+
+    (tmp_path / "typed_layers.py").write_text(
+        "from __future__ import annotations\n"
+        "from dataclasses import dataclass\n"
+        "import dlformat as dlf\n\n\n"
+        "@dataclass\n"
+        "class Settings:\n"
+        "    name: str = 'sig'\n\n\n"
+        "custom_layers = {'sigmoidLayer': lambda properties: dlf.sigmoidLayer(Name=Settings().name)}\n"
+    )
+    mapping = _custom_layers(str(tmp_path / "typed_layers.py"))
+    assert mapping["sigmoidLayer"]({}).Name == "sig"

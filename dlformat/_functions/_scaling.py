@@ -94,9 +94,10 @@ def normalize(X: Any, *args: Any) -> DLArray:
     the default, ``"first"`` (the first element), or a number or array ``s``), ``"range"``
     (to ``[a b]``, ``[0 1]`` by default), ``"center"`` (by ``"mean"``, the default, or a number or
     array ``c``); ``"center"`` and ``"scale"`` together. The result keeps the size and the format of
-    ``X``. A divisor of 0 (a constant vector; a zero one for ``"norm"``) is an error: MATLAB's result
-    there is not settled in dlformat's sources. The median-based types (``"robust"``, ``"median"``,
-    ``"mad"``, ``"iqr"``, ``"medianiqr"``) are not ported: an error says so.
+    ``X``. A divisor of 0 (a constant vector; a zero one for ``"norm"``; a zero first element or
+    scale for ``"scale"``) is an error: MATLAB's result there is not settled in dlformat's
+    sources. The median-based types (``"robust"``, ``"median"``, ``"mad"``, ``"iqr"``,
+    ``"medianiqr"``) are not ported: an error says so.
 
     Examples:
         >>> N = dlf.normalize(dlf.dlarray(torch.tensor([[1.0, 2.0, 3.0]]), "CB"), "B")
@@ -180,8 +181,9 @@ def _apply(method: str, kind: Any, Y: DLArray, X: DLArray, dim: int) -> DLArray:
     if kind is None or (isinstance(kind, str) and kind.lower() == "std"):
         return as_dlarray(Y / _spread(_std(X, dim), method))
     if isinstance(kind, str) and kind.lower() == "first":
-        return as_dlarray(Y / DLArray._wrap(X._data.narrow(dim - 1, 0, 1), X._fmt))
-    return as_dlarray(Y / _real("normalize", "the scale", kind))
+        first = DLArray._wrap(X._data.narrow(dim - 1, 0, 1), X._fmt)
+        return as_dlarray(Y / _spread(first, method, "a first element of 0"))
+    return as_dlarray(Y / _spread(_real("normalize", "the scale", kind), method, "a scale of 0"))
 
 
 def _along(statistic: Any, X: DLArray, dim: int, *args: Any) -> DLArray:
@@ -193,13 +195,14 @@ def _along(statistic: Any, X: DLArray, dim: int, *args: Any) -> DLArray:
     return DLArray._wrap(result._data.reshape(shape), X._fmt)
 
 
-def _spread(divisor: Any, method: str) -> Any:
-    """``divisor``, refused where it is 0 (a constant vector, or a zero one for ``"norm"``): the formula
-    gives NaN there, and MATLAB's result is not settled in dlformat's sources. NaN data passes."""
+def _spread(divisor: Any, method: str, cause: str | None = None) -> Any:
+    """``divisor``, refused where it is 0 (a constant vector, a zero one for ``"norm"``, or the
+    ``cause`` given): the formula gives NaN or Inf there, and MATLAB's result is not settled in
+    dlformat's sources. NaN data passes."""
     if not _all(divisor, lambda value: value != 0):
-        vector = "a zero vector" if method == "norm" else "a constant vector"
+        cause = cause or ("a zero vector" if method == "norm" else "a constant vector")
         raise DLFormatError(
-            f"normalize: '{method}' divides by 0 along the dimension ({vector}); dlformat refuses it, "
+            f"normalize: '{method}' divides by 0 along the dimension ({cause}); dlformat refuses it, "
             "as MATLAB's result there is not settled in its sources"
         )
     return divisor

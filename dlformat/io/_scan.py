@@ -17,10 +17,10 @@ what SciPy's reader will do with it:
 - elements that take no bytes (the elements of a struct array with no fields, char data
   stored as zero bytes) are counted against a budget that grows with the file's size;
 - nesting is bounded, and MATLAB objects (classdef and old-style objects, function handles,
-  opaque classes) are refused wherever they sit, without reading their contents, unless the
-  caller decodes objects (``objects=True``, for mat-io): then every object's data is walked as
-  any other element, each MCOS reference must declare exactly as many objects as it lists,
-  and the subsystem block (where MATLAB keeps the objects' state, a MAT-file stream of its own
+  opaque classes) are refused wherever they sit, without reading their contents, except in
+  the variables mat-io is to decode (:func:`check_objects`): there every object's data is
+  walked as any other element, each MCOS reference must declare exactly as many objects as it
+  lists, and the subsystem block (where MATLAB keeps the objects' state, a MAT-file stream of its own
   inside a uint8 variable) is walked by the same rules.
 
 The walk also names every top-level variable with its MATLAB class, which SciPy cannot do for

@@ -184,7 +184,11 @@ def _run(
     # tensors among the workers, and every worker would update the same weights
     args = pickle.loads(payload)
     try:
-        outcome = train(*args)
+        try:
+            outcome = train(*args)
+        except DLFormatError as error:  # the caller gets it as a DLFormatError, not spawn's wrapper
+            (Path(folder) / f"rank{rank}.error").write_text(str(error))
+            raise
         state = args[1].state_dict()
         (Path(folder) / f"rank{rank}.sha").write_text(fingerprint(state))
         if rank == 0:
@@ -207,16 +211,24 @@ def spawned(environment: str, train: Callable[..., T], args: tuple) -> tuple[T, 
     except (pickle.PicklingError, AttributeError, TypeError) as error:
         raise DLFormatError(
             f'ExecutionEnvironment "{environment}" starts worker processes, which receive the data, '
-            "options and loss by pickling: functions given (lossFcn, LearnRateSchedule) must be defined "
-            f"at module level ({error})"
+            "options and loss by pickling: functions given (lossFcn, LearnRateSchedule, OutputFcn, metric "
+            f"functions) must be defined at module level ({error})"
         ) from None
     with tempfile.TemporaryDirectory() as folder:
-        spawn(
-            _run,
-            args=(size, _free_port(), folder, torch.get_rng_state(), train, payload),
-            nprocs=size,
-            join=True,
-        )
+        try:
+            spawn(
+                _run,
+                args=(size, _free_port(), folder, torch.get_rng_state(), train, payload),
+                nprocs=size,
+                join=True,
+            )
+        except Exception:
+            # a worker's DLFormatError (bad options or data, found once training starts) is the
+            # caller's error: raised as itself; anything else keeps spawn's report of the worker
+            messages = sorted(Path(folder).glob("rank*.error"))
+            if messages:
+                raise DLFormatError(messages[0].read_text()) from None
+            raise
         prints = {(Path(folder) / f"rank{rank}.sha").read_text() for rank in range(size)}
         if len(prints) != 1:  # every rank applies the same updates: a difference is a bug, never ignored
             raise DLFormatError(f"{environment} training: the {size} workers ended with different networks")

@@ -85,10 +85,10 @@ def dlode45(
     """MATLAB's ``Y = dlode45(odefun, tspan, Y0, theta)``: the neural ODE operation.
 
     ``odefun(t, y, theta)`` returns ``dy/dt`` (``y``'s size); ``t`` is a float, ``y`` a
-    dlarray with ``Y0``'s format (unformatted when ``Y0`` is, with the labels given by
-    ``DataFormat``), ``theta`` is passed on as given (any container of learnables). ``tspan``
-    is a vector of at least two strictly monotonic times; the integration starts at
-    ``tspan[0]`` from ``Y0``.
+    dlarray with ``Y0``'s format (for unformatted ``Y0``, the labels given by ``DataFormat``, in
+    a dlarray's order: ``"BC"`` data arrives as ``"CB"``), ``theta`` is passed on as given (any
+    container of learnables). ``tspan`` is a vector of at least two strictly monotonic times; the
+    integration starts at ``tspan[0]`` from ``Y0``.
 
     ``Y`` holds the solution at ``tspan[1:]`` (the initial time excluded) along a time
     dimension appended to ``Y0``'s: a ``"T"`` label for formatted ``Y0`` (``"CB"`` gives
@@ -115,7 +115,7 @@ def dlode45(
     absolute = _tolerance("AbsoluteTolerance", AbsoluteTolerance)
     relative = _tolerance("RelativeTolerance", RelativeTolerance)
     times = _times(tspan)
-    fmt, data = _initial(Y0, DataFormat)
+    fmt, data, order = _initial(Y0, DataFormat)
     if not data.is_floating_point():
         raise DLFormatError(f"dlode45 Y0 must be real floating data; got dtype {data.dtype}")
 
@@ -138,8 +138,9 @@ def dlode45(
         stacked = _adjoint_solution(f, times, data, _learnables(theta), absolute, relative)
     else:
         stacked = torch.stack(_integrate(f, times, data, absolute, relative), dim=-1)
-    if DataFormat is not None:
-        return DLArray._wrap(stacked, "")
+    if DataFormat is not None:  # back in the caller's dimension order, time last
+        inverse = sorted(range(len(order)), key=order.__getitem__)
+        return DLArray._wrap(stacked.permute(*inverse, len(order)), "")
     return dlarray(stacked, fmt + "T")
 
 
@@ -186,7 +187,11 @@ def _adjoint_solution(
         with torch.enable_grad():
             traced = y.detach().requires_grad_()
             slope = f(t, traced)
-            found = torch.autograd.grad(slope, [traced, *learnables], a, allow_unused=True)
+            found = (  # a slope of t alone (no y, no learnables) has no graph: its derivatives are 0
+                torch.autograd.grad(slope, [traced, *learnables], a, allow_unused=True)
+                if slope.requires_grad
+                else [None] * (1 + len(learnables))
+            )
         vjps = [torch.zeros_like(p) if g is None else g for p, g in zip([y, *learnables], found, strict=True)]
         return pack([slope.detach(), -vjps[0], *(-v for v in vjps[1:])])
 
@@ -214,14 +219,16 @@ def _adjoint_solution(
     return result
 
 
-def _initial(Y0: Any, data_format: Any) -> tuple[str, torch.Tensor]:
-    """``Y0``'s format and data: its own labels, or ``DataFormat``'s for unformatted data."""
+def _initial(Y0: Any, data_format: Any) -> tuple[str, torch.Tensor, list[int]]:
+    """``Y0``'s format and data in canonical order (as ``odefun`` sees them): its own labels, or
+    ``DataFormat``'s for unformatted data; and the order of the given dimensions in that data."""
     if isinstance(Y0, DLArray) and Y0._fmt:
         if data_format is not None:
             raise DLFormatError(
                 f'dlode45: Y0 is formatted ("{Y0._fmt}"); DataFormat is only for unformatted Y0'
             )
         fmt, data = Y0._fmt, Y0._data
+        order = list(range(data.dim()))
     else:
         data = Y0._data if isinstance(Y0, DLArray) else Y0
         if not isinstance(data, torch.Tensor):
@@ -237,9 +244,12 @@ def _initial(Y0: Any, data_format: Any) -> tuple[str, torch.Tensor]:
                 f"({_validate.matlab_size(data.shape)})"
             )
         data = data.reshape(*data.shape, *([1] * (len(fmt) - data.dim())))
+        # odefun gets a dlarray, whose dimensions are in canonical label order ("BC" is stored "CB")
+        order = sorted(range(len(fmt)), key=lambda index: "SCBTU".index(fmt[index]))
+        fmt, data = "".join(fmt[index] for index in order), data.permute(order)
     if "T" in fmt:
         raise DLFormatError(f'dlode45: Y0 must not have a time ("T") dimension; its format is "{fmt}"')
-    return fmt, data
+    return fmt, data, order
 
 
 def _error_norm(error: torch.Tensor, y: torch.Tensor, y_new: torch.Tensor, threshold: float) -> float:

@@ -32,8 +32,9 @@ class TrainingEvents:
         validations: Sequence[dict[str, Any]],
         last: int,
         network: Callable[[Any], Any],
+        epoch_lines: bool = True,
     ) -> None:
-        self.options, self.last = options, last
+        self.options, self.last, self.epoch_lines = options, last, epoch_lines
         self.iterations, self.validations = iterations, validations
         self.output = OutputFunctions(options.OutputFcn, legacy, metrics)
         self.checkpoints = Checkpoints(options, network)
@@ -60,7 +61,7 @@ class TrainingEvents:
         epoch_end: bool,
     ) -> bool:
         iteration, epoch = record["Iteration"], record["Epoch"]
-        if epoch_end:
+        if epoch_end and self.epoch_lines:  # L-BFGS: every iteration ends an epoch, no line for each
             self.epoch_ends.append(iteration)
         if self.checkpoints.due(iteration, epoch, epoch_end):
             self.checkpoints.write(net, iteration)

@@ -260,8 +260,10 @@ class _Problem:
         if isinstance(params, DLNetwork):
             self.keys, self.leaves, factors = _parameters.network_rows(params)
             self.structure = None
-            scaled = [
-                f"{layer}/{name}" for (layer, name), f in zip(self.keys, factors, strict=True) if f != 1
+            scaled = [  # a factor is a number, or a per-gate vector applied as one value per row
+                f"{layer}/{name}"
+                for (layer, name), f in zip(self.keys, factors, strict=True)
+                if bool(torch.as_tensor(f).ne(1).any())
             ]
             if scaled:  # how MATLAB's L-BFGS treats them is not on its pages: no silent guess
                 raise DLFormatError(
@@ -476,7 +478,11 @@ def lbfgsupdate(
             state.AdditionalLossFunctionOutputs,
         )
     direction = _direction(current.gradients, steps, differences, state.InverseHessianFactor)
-    step, point = _line_search(problem, current, direction, method, limit)
+    try:
+        step, point = _line_search(problem, current, direction, method, limit)
+    except BaseException:
+        problem.container(problem.start)  # a network holds a trial point: an error changes nothing
+        raise
     iteration = state.Iteration + 1
     common = {"Iteration": iteration, "LineSearchMethod": method, "MaxNumLineSearchIterations": limit}
     if point is None:

@@ -90,9 +90,18 @@ def train_lbfgs(
     Xb, Tb = X.batch(everything, device, dtype), T.batch(everything, device, dtype)
     keys, parameters, _ = _parameters.network_rows(net)
 
-    def network_loss(network: DLNetwork) -> tuple[Any, Any, DLArray]:
+    stateful = len(net.State) > 0
+
+    def network_loss(network: DLNetwork) -> tuple[Any, Any, DLArray, Any]:
+        # the State a trial point computes (batch normalization's statistics) is put back: the
+        # accepted point's is assigned once per iteration below, as a custom loop assigns net.State
+        # (references are enough: layers replace their state tensors, never change them in place)
+        before = network.State if stateful else None
         with torch.enable_grad():
             Y = network(*as_arguments(Xb), training=True)
+            state = network.State if before is not None else None  # what the call keeps, as trainnet's
+            if before is not None:
+                network.State = before
             loss = loss_fn(Y, Tb)
             value = loss._data if isinstance(loss, DLArray) else loss
             found = torch.autograd.grad(value, parameters, allow_unused=True)
@@ -101,14 +110,23 @@ def train_lbfgs(
             value.detach(),
             _parameters.network_table(keys, gradients),
             DLArray._wrap(Y._data.detach(), Y._fmt),
+            state,
         )
 
     outcome = _Outcome()
     outcome.reason = STOP_REASONS["iterations"]
     printer = _Printer(validating.data is not None, metrics)
-    # OutputFcn, checkpoints and the Plots figure, as for the other solvers (each iteration is an epoch)
+    # OutputFcn, checkpoints and the Plots figure, as for the other solvers (each iteration is an
+    # epoch, for CheckpointFrequencyUnit="epoch"; the figure draws no epoch lines)
     events = TrainingEvents(
-        options, False, metrics, outcome.iterations, outcome.validations, options.MaxIterations, lambda n: n
+        options,
+        False,
+        metrics,
+        outcome.iterations,
+        outcome.validations,
+        options.MaxIterations,
+        lambda n: n,
+        epoch_lines=False,
     )
     if options.Verbose:
         printer.header()
@@ -125,9 +143,11 @@ def train_lbfgs(
             state,
             LineSearchMethod=options.LineSearchMethod,
             MaxNumLineSearchIterations=options.MaxNumLineSearchIterations,
-            NumLossFunctionOutputs=3,
+            NumLossFunctionOutputs=4,
         )
-        (Y,) = state.AdditionalLossFunctionOutputs
+        Y, accepted_state = state.AdditionalLossFunctionOutputs
+        if stateful and state.LineSearchStatus == "completed":
+            net.State = accepted_state
         record = {
             "Iteration": iteration,
             "Epoch": iteration,
@@ -139,10 +159,10 @@ def train_lbfgs(
             record[metric.name] = metric(Y, single(Tb))
         outcome.iterations.append(record)
         stop = None
-        if state.LineSearchStatus == "failed":
-            stop = "line search"
-        elif state.GradientsNorm < options.GradientTolerance:
+        if state.GradientsNorm < options.GradientTolerance:  # also where no descent was left to search
             stop = "gradient"
+        elif state.LineSearchStatus == "failed":
+            stop = "line search"
         elif state.StepNorm < options.StepTolerance:
             stop = "step"
         checked = None

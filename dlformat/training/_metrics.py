@@ -19,6 +19,7 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+import scipy.stats
 import torch
 
 from .. import _validate
@@ -102,17 +103,7 @@ def _auc(y: np.ndarray, t: np.ndarray) -> float:
         if count_pos == 0 or count_neg == 0:
             continue
         # the Mann-Whitney statistic with tied scores sharing their average rank
-        scores = y[:, k]
-        order = scores.argsort(kind="stable")
-        ranks = np.empty(len(scores))
-        sorted_scores = scores[order]
-        start = 0
-        while start < len(scores):
-            stop = start
-            while stop + 1 < len(scores) and sorted_scores[stop + 1] == sorted_scores[start]:
-                stop += 1
-            ranks[order[start : stop + 1]] = (start + stop) / 2 + 1
-            start = stop + 1
+        ranks = scipy.stats.rankdata(y[:, k], method="average")
         areas.append((ranks[positive].sum() - count_pos * (count_pos + 1) / 2) / (count_pos * count_neg))
     return float(np.mean(areas)) if areas else float("nan")
 
@@ -170,7 +161,16 @@ class FunctionMetric(Metric):
     def __call__(self, Y: DLArray, T: DLArray) -> float:
         value = self.function(Y, T)
         data = value._data if isinstance(value, DLArray) else value
-        return float(np.asarray(data.detach().cpu() if hasattr(data, "detach") else data))
+        try:
+            array = np.asarray(data.detach().cpu() if hasattr(data, "detach") else data, dtype=np.float64)
+        except (TypeError, ValueError):
+            array = np.empty(0)  # not numeric: refused below
+        if array.size != 1:
+            raise DLFormatError(
+                f"Metrics: the metric function {self.name} must return one number; got "
+                f"{_validate.describe(value)}"
+            )
+        return float(array.reshape(()))
 
 
 def _unused(y: np.ndarray, t: np.ndarray) -> float:

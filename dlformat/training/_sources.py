@@ -20,9 +20,9 @@ arrays. So the source must fit in memory.
   need ``TargetDataFormats``. Reading leaves torch's random state as it was.
 
 trainnet's vector sequences (MathWorks' trainnet page, via MathWorks staff answers): ``s×c``
-matrices, time first, where ``trainNetwork`` takes ``c×s``. :func:`oriented` reads a list of
-matrices as ``s×c`` when every one has the input layer's ``c`` columns, and as dlformat's
-``c×s`` when every one has ``c`` rows and not ``c`` columns.
+matrices, time first, where ``trainNetwork`` takes ``c×s``. :func:`oriented` reads a list (or a
+NumPy object array) of matrices as ``s×c`` when every one has the input layer's ``c`` columns,
+and as dlformat's ``c×s`` when every one has ``c`` rows and not ``c`` columns.
 """
 
 from __future__ import annotations
@@ -115,6 +115,10 @@ def _targets(caller: str, batches: list[Any], given: Any, index: int) -> tuple[A
     if given != "auto":
         return dlarray(targets, given[index]), None
     if not targets.is_floating_point() and targets.ndim == 1:  # torch's 0-based class indices
+        if int(targets.min()) < 0:  # Python's negative indexing would name a class silently
+            raise DLFormatError(
+                f"{caller}: integer targets are 0-based class indices; got {int(targets.min())}"
+            )
         classes = [str(k) for k in range(int(targets.max()) + 1)]
         return np.array([classes[int(k)] for k in targets]), classes
     if targets.ndim <= 2:
@@ -192,15 +196,16 @@ def _concatenated(caller: str, what: str, parts: list[torch.Tensor], dimension: 
 
 
 def _is_matrix_list(value: Any) -> bool:
+    """A list (or a NumPy object array, MATLAB's cell array) of matrices."""
     return (
-        isinstance(value, (list, tuple))
-        and bool(value)
+        (isinstance(value, (list, tuple)) or (isinstance(value, np.ndarray) and value.dtype.kind == "O"))
+        and len(value) > 0
         and all(isinstance(item, (torch.Tensor, np.ndarray)) and item.ndim == 2 for item in value)
     )
 
 
-def _transposed(items: list[Any]) -> list[Any]:
-    return [item.T for item in items]
+def _transposed(items: Any) -> list[Any]:
+    return [item.T for item in list(items)]
 
 
 def oriented(caller: str, layer: Any, X: Any, T: Any) -> tuple[Any, Any]:

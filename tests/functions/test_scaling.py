@@ -164,6 +164,20 @@ def test_normalize_refuses_a_zero_spread(method, message):
         dlf.normalize(constant, "B", method)
 
 
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("B", "scale", "first"), r"'scale' divides by 0 along the dimension \(a first element of 0\)"),
+        (("B", "scale", 0.0), r"'scale' divides by 0 along the dimension \(a scale of 0\)"),
+        (("B", "center", 1.0, "scale", 0), r"\(a scale of 0\)"),
+    ],
+)
+def test_normalize_refuses_a_scale_of_zero(args, message):
+    X = dlf.dlarray(torch.tensor([[0.0, 2.0, 3.0]]), "CB")
+    with pytest.raises(DLFormatError, match=message):
+        dlf.normalize(X, *args)
+
+
 def test_normalize_lets_nan_through():
     N = dlf.normalize(dlf.dlarray(torch.tensor([[1.0, math.nan, 3.0]]), "CB"), "B")
     assert torch.isnan(dlf.extractdata(N)).all()

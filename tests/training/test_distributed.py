@@ -123,3 +123,13 @@ def test_an_output_function_on_rank_0_stops_every_worker(monkeypatch):
     )  # fmt: skip
     _, info = dlf.trainnet(X, LABELS, mlp(), "crossentropy", options)
     assert info.StopReason == "Stopped by OutputFcn" and len(info.TrainingHistory) == 4
+
+
+def test_an_error_a_worker_raises_reaches_the_caller_as_a_dlformat_error(monkeypatch):
+    # this check runs inside each worker, once training starts: spawn's own exception would hide it
+    monkeypatch.setenv(_distributed.WORKERS_VARIABLE, "2")
+    options = dlf.trainingOptions(
+        "sgdm", MaxEpochs=1, Verbose=False, ExecutionEnvironment="parallel", OutputNetwork="best-validation"
+    )
+    with pytest.raises(DLFormatError, match='OutputNetwork "best-validation" needs ValidationData'):
+        dlf.trainnet(X, LABELS, mlp(), "crossentropy", options)

@@ -10,6 +10,7 @@ import torch
 from scipy.integrate import solve_ivp
 
 import dlformat as dlf
+import dlformat.functional as F
 from dlformat import DLFormatError
 
 A = np.array([[-0.5, 1.0], [-1.0, -0.2]])
@@ -71,6 +72,26 @@ def test_gradients_match_the_analytic_derivatives(mode):
     assert float(dlf.extractdata(dy0)) == pytest.approx(np.sum(np.exp(-0.7 * t)), rel=1e-7)
 
 
+@pytest.mark.parametrize("mode", ["direct", "adjoint"])
+def test_a_slope_of_time_alone_has_the_identity_as_its_derivative(mode):
+    # y' = cos t: y(t) = y0 + sin t, so d(sum over the output times of y)/dy0 = the number of times
+    y0 = np.array([[0.5], [-1.0]])
+
+    def odefun(t, y, theta):
+        return dlf.dlarray(torch.full((2, 1), np.cos(t), dtype=torch.float64), "CB")
+
+    def loss(Y0):
+        Y = dlf.dlode45(odefun, TIMES, Y0, None, GradientMode=mode, RelativeTolerance=1e-9,
+                        AbsoluteTolerance=1e-12)  # fmt: skip
+        return Y, dlf.dlgradient(dlf.dlarray(dlf.stripdims(Y).sum()), Y0)
+
+    Y, gradient = dlf.dlfeval(loss, dlf.dlarray(data(y0), "CB"))
+    np.testing.assert_allclose(dlf.extractdata(Y).numpy(), y0[..., None] + np.sin(TIMES[1:]), rtol=1e-7)
+    np.testing.assert_allclose(
+        dlf.extractdata(gradient).numpy(), np.full((2, 1), len(TIMES) - 1.0), rtol=1e-12
+    )
+
+
 def test_adjoint_gradients_of_a_linear_system_match_the_matrix_exponential():
     # L = sum_k w_k · y(t_k), y(t) = expm(A t) y0: dL/dy0 = sum_k expm(A t_k)ᵀ w_k, and dL/dA by
     # the derivative of the matrix exponential (the block-matrix identity, Van Loan)
@@ -124,6 +145,31 @@ def test_adjoint_and_direct_agree_on_a_neural_ode_with_a_dict_of_learnables():
     assert dlf.dims(adjoint[1]) == "CB"
 
 
+@pytest.mark.parametrize("data_format", ["CB", "BC"])
+def test_unformatted_data_in_either_order_matches_the_matrix_exponential(data_format):
+    # odefun mixes the channels with a channel-aware function: it must see the channels as "C"
+    y0 = np.array([[1.0, 0.0, 2.0], [0.5, -2.0, 1.0]])  # 2 channels x 3 observations
+    given = y0 if data_format == "CB" else y0.T
+
+    def odefun(t, y, theta):
+        return F.fullyconnect(y, theta, torch.zeros(2, dtype=torch.float64))
+
+    Y = dlf.dlode45(
+        odefun,
+        TIMES,
+        dlf.dlarray(data(given)),
+        data(A),
+        DataFormat=data_format,
+        RelativeTolerance=1e-10,
+        AbsoluteTolerance=1e-12,
+    )
+    expected = np.stack([scipy.linalg.expm(A * t) @ y0 for t in TIMES[1:]], -1)  # C x B x T
+    if data_format == "BC":
+        expected = expected.transpose(1, 0, 2)  # the caller's order, time last
+    assert dlf.dims(Y) == "" and tuple(Y.shape) == expected.shape
+    np.testing.assert_allclose(dlf.extractdata(Y).numpy(), expected, rtol=1e-8, atol=1e-10)
+
+
 @pytest.mark.parametrize(
     ("y0", "fmt", "options", "out_fmt", "out_shape"),
     [
@@ -143,7 +189,7 @@ def test_the_time_dimension_is_appended(y0, fmt, options, out_fmt, out_shape):
     Y0 = dlf.dlarray(data(y0), fmt) if fmt else dlf.dlarray(data(y0))
     Y = dlf.dlode45(odefun, TIMES, Y0, 1.0, **options)
     assert dlf.dims(Y) == out_fmt and tuple(Y.shape) == out_shape
-    assert set(seen) == {fmt or options["DataFormat"]}  # odefun sees Y0's labels
+    assert set(seen) == {dlf.dims(dlf.dlarray(data(y0), fmt or options["DataFormat"]))}  # Y0's labels
     np.testing.assert_allclose(dlf.extractdata(Y).numpy()[..., -1], np.exp(-2.0) * y0, rtol=5e-3)
 
 

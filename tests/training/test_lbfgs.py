@@ -192,10 +192,29 @@ def test_a_network_and_its_learnables_table():
     assert not torch.equal(start, torch.cat([value.detach().reshape(-1) for _, _, value in net.Learnables]))
 
 
-def test_learn_rate_factors_other_than_one_are_refused():
-    net = dlf.dlnetwork([dlf.featureInputLayer(2), dlf.fullyConnectedLayer(1, WeightLearnRateFactor=0)])
-    with pytest.raises(DLFormatError, match=r"learn-rate factors other than 1 \(fc/Weights\)"):
+@pytest.mark.parametrize(
+    ("layers", "refused"),
+    [
+        ([dlf.featureInputLayer(2), dlf.fullyConnectedLayer(1, WeightLearnRateFactor=0)], "fc/Weights"),
+        (  # a per-gate vector (applied as one value per row)
+            [dlf.sequenceInputLayer(2), dlf.lstmLayer(3, InputWeightsLearnRateFactor=[1, 2, 1, 1])],
+            "lstm/InputWeights",
+        ),
+    ],
+)
+def test_learn_rate_factors_other_than_one_are_refused(layers, refused):
+    net = dlf.dlnetwork(layers)
+    with pytest.raises(DLFormatError, match=rf"learn-rate factors other than 1 \({refused}\)"):
         dlf.lbfgsupdate(net, lambda n: (0.0, n.Learnables), None)
+
+
+def test_per_gate_factors_of_one_are_accepted():
+    net = dlf.dlnetwork(
+        [dlf.sequenceInputLayer(2), dlf.lstmLayer(3, InputWeightsLearnRateFactor=[1, 1, 1, 1])]
+    )
+    gradients = dlf.dlupdate(lambda v: torch.zeros_like(v), net.Learnables)
+    _, state = dlf.lbfgsupdate(net, lambda n: (1.0, gradients), None)
+    assert state.LineSearchStatus == "failed" and state.GradientsNorm == 0  # no descent from a zero gradient
 
 
 def test_a_dict_of_parameters_and_extra_outputs():
@@ -220,6 +239,39 @@ def test_a_failed_line_search_keeps_the_parameters():
     w, state = dlf.lbfgsupdate(w0, loss, None, MaxNumLineSearchIterations=3)
     assert torch.equal(w, w0) and state.LineSearchStatus == "failed" and state.StepNorm == 0
     assert state.MaxNumLineSearchIterations == 3 and state.StepHistory == []
+
+
+@pytest.mark.parametrize(
+    ("trial", "error", "message"),
+    [
+        (RuntimeError("stopped in the loss"), RuntimeError, "stopped in the loss"),
+        ("wrong size", DLFormatError, "has size 3"),
+    ],
+)
+def test_an_error_in_the_line_search_leaves_the_network_as_it_was(trial, error, message):
+    # the line search writes trial points into the network: an error there must not leave one behind
+    torch.manual_seed(0)
+    net = dlf.dlnetwork([dlf.featureInputLayer(2), dlf.fullyConnectedLayer(1)])
+    start = [value.detach().clone() for _, _, value in net.Learnables]
+    calls = []
+
+    def loss(network):
+        calls.append(1)
+        values = [value.detach() for _, _, value in network.Learnables]
+        gradients = dlf.dlupdate(lambda v: 2 * v.detach(), network.Learnables)
+        if len(calls) > 1:  # the first trial point of the line search
+            if isinstance(trial, Exception):
+                raise trial
+            gradients = Table(
+                gradients.columns, [(*gradients.rows[0][:2], torch.ones(3)), *gradients.rows[1:]]
+            )
+        return 1.0 + float(sum((v**2).sum() for v in values)), gradients
+
+    with pytest.raises(error, match=message):
+        dlf.lbfgsupdate(net, loss, None)
+    assert len(calls) == 2
+    for before, (_, _, value) in zip(start, net.Learnables, strict=True):
+        assert torch.equal(before, value.detach())
 
 
 def test_the_state_display_and_read_only_properties():

@@ -150,6 +150,23 @@ def test_a_metric_function_gets_a_column_named_after_it():
     assert all(0 < value < 1 for value in info.TrainingHistory.meanTargetScore)
 
 
+def perClassScore(Y, T):  # one value per class: not a metric value
+    return (dlf.extractdata(Y) * dlf.extractdata(T)).sum(1)
+
+
+def labelOfFirst(Y, T):
+    return "a"
+
+
+@pytest.mark.parametrize("function", [perClassScore, labelOfFirst])
+def test_a_metric_function_must_return_one_number(function):
+    options = _toy.options(Metrics=function, MaxEpochs=1)
+    with pytest.raises(
+        DLFormatError, match=f"the metric function {function.__name__} must return one number"
+    ):
+        dlf.trainnet(_toy.X, _toy.LABELS, _toy.layers(), "crossentropy", options)
+
+
 @pytest.mark.parametrize(("objective", "larger"), [("loss", False), ("accuracy", True), ("AUC", True)])
 def test_best_validation_follows_the_objective_metric(objective, larger):
     options = _toy.options(Metrics=["accuracy", "auc"], ValidationData=(_toy.XV, _toy.LABELSV),

@@ -118,6 +118,7 @@ def test_trainnetwork_takes_a_dataset_with_class_indices_named_in_order():
         (dlf.minibatchqueue(FEATURES.T, FEATURES.T), 'output 1 needs a format with "B"'),
         (TensorDataset(FEATURES), r"must be a pair \(x, t\)"),
         (TensorDataset(FEATURES, torch.zeros(12, 2, 3)), "give TargetDataFormats"),
+        (TensorDataset(FEATURES, CLASSES - 1), "0-based class indices; got -1"),
     ],
 )
 def test_unusable_sources_are_clear_errors(source, message):
@@ -151,13 +152,26 @@ def test_trainnet_reads_s_by_c_sequences_as_channels_first_ones():
     assert_same(got, channels_first)
 
 
-def test_square_sequences_are_read_as_trainnet_reads_them_time_first():
+@pytest.mark.parametrize("container", [list, "object array"])
+def test_square_sequences_are_read_as_trainnet_reads_them_time_first(container):
     squares = [torch.tensor(RNG.standard_normal((3, 3)), dtype=torch.float32) for _ in range(4)]
-    transposed, _ = dlf.trainnet([s.T for s in squares], RESPONSES, sequence_layers(), "mse", options())
-    # given time first (s×c), each square matrix's rows are time steps: the same as its transpose given channels first
-    got, _ = dlf.trainnet(squares, RESPONSES, sequence_layers(), "mse", options())
-    with pytest.raises(AssertionError):
-        assert_same(got, transposed)
+    given: object = squares
+    if container == "object array":  # MATLAB's cell array as NumPy holds it
+        given = np.empty(len(squares), dtype=object)
+        given[:] = [s.numpy() for s in squares]
+    got, _ = dlf.trainnet(given, RESPONSES, sequence_layers(), "mse", options())
+    # the rows of each matrix are its time steps: the same data as a "CBT" array of the transposes
+    time_steps = dlf.dlarray(torch.stack([s.T for s in squares], 1), "CBT")
+    expected, _ = dlf.trainnet(time_steps, RESPONSES, sequence_layers(), "mse", options())
+    assert_same(got, expected)
+
+
+def test_s_by_c_sequences_in_an_object_array_are_read_as_in_a_list():
+    given = np.empty(len(SEQUENCES), dtype=object)
+    given[:] = [s.T.numpy() for s in SEQUENCES]  # time first, as trainnet takes them
+    got, _ = dlf.trainnet(given, RESPONSES, sequence_layers(), "mse", options(MiniBatchSize=2))
+    expected, _ = dlf.trainnet(SEQUENCES, RESPONSES, sequence_layers(), "mse", options(MiniBatchSize=2))
+    assert_same(got, expected)
 
 
 def test_sequences_of_neither_layout_are_a_clear_error():
