@@ -556,15 +556,13 @@ def _copied_layers(caller: str, layers: Any) -> list[Layer]:
 
 
 def _classes_of(labels: Any, given: Any = "auto") -> list[str]:
-    """The classes of ``labels``: the given ones, or the sorted distinct labels (a categorical's order)."""
+    """The classes of ``labels``: the given ones, or the sorted distinct labels (a categorical's
+    order); in label images, undefined pixels name no class."""
     if given != "auto":
         return list(given)
-    return sorted({str(label) for label in np.asarray(labels, dtype=object).ravel() if not _undefined(label)})
-
-
-def _undefined(label: Any) -> bool:
-    """A pixel without a class (MATLAB's ``<undefined>``): ``None`` or an empty name."""
-    return label is None or label == ""
+    images = _is_label_images(labels)
+    names = {str(label) for label in np.asarray(labels, dtype=object).ravel() if not images or label}
+    return sorted(names)
 
 
 def _is_label_images(value: Any) -> bool:

@@ -194,3 +194,12 @@ def test_errors(layers, Y, message):
     X = _segmentation_data(4)[0] if isinstance(layers[0], dlf.ImageInputLayer) else np.zeros((4, 3))
     with pytest.raises(DLFormatError, match=message):
         dlf.trainNetwork(X, Y, layers, _options())
+
+
+@pytest.mark.parametrize("undefined", ["", None])
+def test_undefined_pixels_name_no_class(undefined):
+    X, labels = _segmentation_data(4)
+    labels[:, 0, :] = undefined
+    net, info = dlf.trainNetwork(X, labels, _pixel_layers(dlf.pixelClassificationLayer()), _options())
+    assert net.Layers[-1].Classes == ("bright", "dark")
+    assert np.isfinite(info.TrainingLoss).all()
