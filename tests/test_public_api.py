@@ -15,6 +15,7 @@ PUBLIC = {
     "LayerGraph", "layerGraph", "assembleNetwork", "SeriesNetwork", "DAGNetwork", "classify",
     "ClassificationOutputLayer", "classificationLayer", "RegressionOutputLayer", "regressionLayer",
     "PixelClassificationLayer", "pixelClassificationLayer",
+    "ClassificationLayer", "RegressionLayer",  # the bases of custom output layers (issue 16)
     "forward", "predict", "analyzeNetwork", "replaceLayer", "LayerError", "resetState", "predictAndUpdateState",
     # custom layers and the functional core
     "Layer", "FunctionLayer", "functionLayer", "functional", "collate",

@@ -71,8 +71,10 @@ from .normalization import (
     layerNormalizationLayer,
 )
 from .output import (
+    ClassificationLayer,
     ClassificationOutputLayer,
     PixelClassificationLayer,
+    RegressionLayer,
     RegressionOutputLayer,
     classificationLayer,
     pixelClassificationLayer,
@@ -109,6 +111,7 @@ __all__ = [
     "AttentionLayer",
     "BatchNormalizationLayer",
     "BiLSTMLayer",
+    "ClassificationLayer",
     "ClassificationOutputLayer",
     "ClippedReLULayer",
     "ConcatenationLayer",
@@ -141,6 +144,7 @@ __all__ = [
     "PixelClassificationLayer",
     "PositionEmbeddingLayer",
     "ReLULayer",
+    "RegressionLayer",
     "RegressionOutputLayer",
     "Resize2DLayer",
     "Resize3DLayer",

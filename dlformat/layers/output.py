@@ -1,4 +1,5 @@
-"""MATLAB's output layers: ``classificationLayer``, ``regressionLayer``, ``pixelClassificationLayer``.
+"""MATLAB's output layers: ``classificationLayer``, ``regressionLayer``, ``pixelClassificationLayer``,
+and the bases of custom output layers, ``nnet.layer.ClassificationLayer`` and ``nnet.layer.RegressionLayer``.
 
 An output layer ends a ``layerGraph`` or a layer array for ``assembleNetwork`` (MATLAB's
 legacy ``trainNetwork`` workflow): it has one input and no outputs, passes its input through
@@ -21,9 +22,11 @@ from ._base import Layer, matlab_constructor
 from ._properties import Property
 
 __all__ = [
+    "ClassificationLayer",
     "ClassificationOutputLayer",
     "OutputLayer",
     "PixelClassificationLayer",
+    "RegressionLayer",
     "RegressionOutputLayer",
     "classificationLayer",
     "pixelClassificationLayer",
@@ -104,14 +107,37 @@ class OutputLayer(Layer):
         return super()._display_value(name)
 
 
-class _ClassificationBase(OutputLayer):
-    """Classes, ClassWeights, OutputSize and the weighted cross-entropy both classification layers share."""
+class ClassificationLayer(OutputLayer):
+    """MATLAB's ``nnet.layer.ClassificationLayer``: the base of custom classification output layers.
 
-    LossFunction = "crossentropyex"
+    A subclass defines ``forwardLoss(self, Y, T)``: ``Y`` the network's scores, ``T`` the
+    one-hot targets in ``Y``'s format (``trainNetwork`` encodes class labels with ``Classes``;
+    label images give one-hot ``"SSCB"`` targets, a pixel with an undefined label all zeros).
+    ``Classes`` is ``"auto"`` until ``trainNetwork`` sets it from the labels; ``classify``
+    names its labels from it. A ``backwardLoss`` is never called: autograd differentiates
+    ``forwardLoss``, as MATLAB does for a layer without one.
+
+    Examples:
+        >>> class SSELayer(dlf.ClassificationLayer):
+        ...     def forwardLoss(self, Y, T):  # sum of squares per observation, then their mean
+        ...         return dlf.sum((Y - T) ** 2, "all") / Y.shape[dlf.finddim(Y, "B")[0]]
+        >>> layer = SSELayer(Name="sse")
+        >>> Y = dlf.dlarray(torch.tensor([[0.8, 0.4], [0.2, 0.6]]), "CB")
+        >>> T = dlf.dlarray(torch.tensor([[1.0, 0.0], [0.0, 1.0]]), "CB")
+        >>> layer.Classes, round(float(dlf.extractdata(layer.forwardLoss(Y, T))), 4)
+        ('auto', 0.2)
+    """
 
     Classes = Property(
         _classes, default="auto", read_only=True, doc='"auto" (set by training) or the class names, in order.'
     )
+
+
+class _ClassificationBase(ClassificationLayer):
+    """ClassWeights and the weighted cross-entropy both built-in classification layers share."""
+
+    LossFunction = "crossentropyex"
+
     ClassWeights = Property(
         _class_weights,
         default="none",
@@ -202,7 +228,30 @@ class PixelClassificationLayer(_ClassificationBase):
         return super().forwardLoss(Y, T)
 
 
-class RegressionOutputLayer(OutputLayer):
+class RegressionLayer(OutputLayer):
+    """MATLAB's ``nnet.layer.RegressionLayer``: the base of custom regression output layers.
+
+    A subclass defines ``forwardLoss(self, Y, T)``: ``Y`` the network's responses, ``T`` the
+    targets in ``Y``'s format. ``ResponseNames`` names the responses (empty: none). A
+    ``backwardLoss`` is never called: autograd differentiates ``forwardLoss``, as MATLAB does
+    for a layer without one.
+
+    Examples:
+        >>> class MAELayer(dlf.RegressionLayer):
+        ...     def forwardLoss(self, Y, T):  # mean over the responses, then over the observations
+        ...         responses = Y.shape[dlf.finddim(Y, "C")[0]]
+        ...         return dlf.mean(dlf.sum(abs(Y - T), 1) / responses, "all")
+        >>> Y = dlf.dlarray(torch.tensor([[1.0, 3.0], [2.0, 0.0]]), "CB")
+        >>> float(dlf.extractdata(MAELayer().forwardLoss(Y, torch.zeros(2, 2))))  # (3/2 + 3/2) / 2
+        1.5
+    """
+
+    ResponseNames = Property(
+        _response_names, default=(), read_only=True, doc="The names of the responses (empty: none)."
+    )
+
+
+class RegressionOutputLayer(RegressionLayer):
     """MATLAB's ``regressionLayer``: half mean squared error for regression.
 
     ``forwardLoss(Y, T)`` is, per observation, ``½ Σᵢ (tᵢ − yᵢ)²`` over the responses (and
@@ -221,10 +270,6 @@ class RegressionOutputLayer(OutputLayer):
     matlab_type = "Regression Output"
     LossFunction = "mean-squared-error"
     Description = "mean-squared-error"
-
-    ResponseNames = Property(
-        _response_names, default=(), read_only=True, doc="The names of the responses (empty: none)."
-    )
 
     def forwardLoss(self, Y: Any, T: Any) -> DLArray:
         Y = require_formatted(Y, self._caller)

@@ -23,7 +23,7 @@ from .._display import Table
 from .._dlarray import DLArray
 from .._errors import DLFormatError
 from ..layers import Layer
-from ..layers.output import ClassificationOutputLayer, OutputLayer, PixelClassificationLayer
+from ..layers.output import ClassificationLayer, OutputLayer
 from ._graph import DLNetwork, LayerArray, LayerGraphBase, _as_layers
 from ._minibatch import predict_sequences
 
@@ -224,7 +224,7 @@ class LegacyNetwork:
     def _classified(self, run: Any, function: str, X: tuple[Any, ...]) -> tuple[np.ndarray, DLArray]:
         """Labels and scores from the scores ``run(*X)`` gives: see :func:`classify`."""
         (name,) = self._classification_output(function)
-        layer = cast("ClassificationOutputLayer", self._graph._by_name[name])
+        layer = cast("ClassificationLayer", self._graph._by_name[name])
         if layer.Classes == "auto":
             raise DLFormatError(
                 f"{function}: the classification layer '{name}' has Classes \"auto\", which MATLAB sets in "
@@ -243,8 +243,9 @@ class LegacyNetwork:
         return np.asarray(layer.Classes, dtype=object)[indices], scores
 
     def _classification_output(self, function: str) -> list[str]:
-        kinds = (ClassificationOutputLayer, PixelClassificationLayer)
-        names = [name for name in self._sources if isinstance(self._graph._by_name[name], kinds)]
+        names = [
+            name for name in self._sources if isinstance(self._graph._by_name[name], ClassificationLayer)
+        ]
         if len(names) != 1:
             raise DLFormatError(
                 f"{function} needs a network with one classification output layer; this one has "

@@ -15,6 +15,7 @@ not ported yet. See docs/training.md for the sources and what is unsettled.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -79,8 +80,16 @@ def _averaged(kind: str, average: str) -> Callable[[np.ndarray, np.ndarray], flo
 
 
 def _accuracy(y: np.ndarray, t: np.ndarray) -> float:
-    """Percent of rows whose largest score is the target class."""
-    return float((y.argmax(1) == t.argmax(1)).mean() * 100)
+    """Percent of rows whose largest score is the target class; rows without a class (all-zero
+    targets: the undefined pixels of label images) are left out."""
+    labelled = t.sum(1) > 0
+    return float((y.argmax(1) == t.argmax(1))[labelled].mean() * 100) if labelled.any() else math.nan
+
+
+def _device_accuracy(y: torch.Tensor, t: torch.Tensor) -> torch.Tensor:
+    """:func:`_accuracy` where the data are."""
+    labelled = t.sum(1) > 0
+    return (y.argmax(1) == t.argmax(1))[labelled].double().mean() * 100
 
 
 def _rmse(y: np.ndarray, t: np.ndarray) -> float:
@@ -184,7 +193,7 @@ BUILT_IN: dict[str, Metric] = {
         "Accuracy",
         _accuracy,
         True,
-        lambda y, t: (y.argmax(1) == t.argmax(1)).double().mean() * 100,
+        _device_accuracy,
     ),
     "rmse": Metric("rmse", "RMSE", _rmse, False, lambda y, t: ((y - t) ** 2).mean().sqrt()),
     "fscore": Metric("fscore", "FScore", _averaged("fscore", "micro"), True),

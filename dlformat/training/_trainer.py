@@ -34,7 +34,7 @@ from .._dlarray import DLArray
 from .._errors import DLFormatError
 from ..functional import crossentropy, huber, indexcrossentropy, l1loss, l2loss
 from ..layers import Layer
-from ..layers.output import ClassificationOutputLayer, OutputLayer, RegressionOutputLayer
+from ..layers.output import ClassificationLayer, OutputLayer, PixelClassificationLayer, RegressionLayer
 from ..networks import DLNetwork, dlnetwork
 from ..networks._graph import LayerGraphBase
 from ..networks._legacy import DAGNetwork, LayerGraph, SeriesNetwork, assembleNetwork, layerGraph
@@ -556,10 +556,36 @@ def _copied_layers(caller: str, layers: Any) -> list[Layer]:
 
 
 def _classes_of(labels: Any, given: Any = "auto") -> list[str]:
-    """The classes of ``labels``: the given ones, or the sorted distinct labels (a categorical's order)."""
+    """The classes of ``labels``: the given ones, or the sorted distinct labels (a categorical's
+    order); in label images, undefined pixels name no class."""
     if given != "auto":
         return list(given)
-    return sorted({str(label) for label in np.asarray(labels, dtype=object).ravel()})
+    images = _is_label_images(labels)
+    names = {str(label) for label in np.asarray(labels, dtype=object).ravel() if not images or label}
+    return sorted(names)
+
+
+def _is_label_images(value: Any) -> bool:
+    """Label images: an H×W×N (H×W×D×N) NumPy array of class names, ``None``/``""`` undefined."""
+    if not isinstance(value, np.ndarray) or value.ndim not in (3, 4) or value.dtype.kind not in "UO":
+        return False
+    return value.dtype.kind == "U" or all(isinstance(v, str) or v is None for v in value.ravel())
+
+
+def _one_hot_images(labels: np.ndarray, classes: Sequence[str]) -> np.ndarray:
+    """H×W×N label images as H×W×C×N one-hot single targets (H×W×D×N as H×W×D×C×N); an
+    undefined pixel's targets are all zero, so the loss and the accuracy leave it out (MATLAB's
+    pixelClassificationLayer ignores undefined labels)."""
+    names, inverse = np.unique(np.where(labels == None, "", labels).astype(str), return_inverse=True)  # noqa: E711
+    position = {name: index for index, name in enumerate(classes)}
+    unknown = [name for name in names if name and name not in position]
+    if unknown:
+        raise DLFormatError(
+            f"trainNetwork: the label images hold labels of no class: {', '.join(unknown[:5])}"
+        )
+    index = np.array([position.get(name, -1) for name in names])[inverse.reshape(labels.shape)]
+    hot = (index[..., None] == np.arange(len(classes))).astype(np.float32)  # H×W×N×C
+    return np.moveaxis(hot, -1, -2)
 
 
 def _input_layers(source: DLNetwork | LayerGraph | list[Layer]) -> list[Any]:
@@ -822,20 +848,44 @@ def trainNetwork(
         output, body = items[-1], items[:-1]
     classes = named = None
     if data is not None:
-        X, Y, [named] = read_source("trainNetwork", data, _input_layer(body), options)
-    if isinstance(output, ClassificationOutputLayer):
-        if not is_labels(Y):
+        if isinstance(output, PixelClassificationLayer):
             raise DLFormatError(
-                "trainNetwork: a classificationLayer needs class labels as Y (names, one per observation)"
+                "trainNetwork: a pixelClassificationLayer takes X and Y arrays (images and label images); "
+                "data sources are not yet supported for it"
+            )
+        X, Y, [named] = read_source("trainNetwork", data, _input_layer(body), options)
+    if isinstance(output, ClassificationLayer):
+        images = _is_label_images(Y)
+        if isinstance(output, PixelClassificationLayer) and not images:
+            raise DLFormatError(
+                "trainNetwork: a pixelClassificationLayer needs label images as Y: an H×W×N (or H×W×D×N) "
+                f"array of class names; got {_validate.describe(Y)}"
+            )
+        if not images and not is_labels(Y):
+            raise DLFormatError(
+                f"trainNetwork: a classification layer ({type(output).__name__}) needs class labels as Y "
+                "(names, one per observation, or label images)"
             )
         classes = named if named and output.Classes == "auto" else _classes_of(Y, output.Classes)
-        if output.Classes == "auto":
-            output = type(output)(Name=output.Name, Classes=classes)
+        if output.Classes == "auto":  # MATLAB sets them at training time (the layer is our copy)
+            ClassificationLayer.Classes.initialize(output, classes)
+            output._check_properties()
+        if images:  # one-hot label images: the targets of every pixel
+            Y = _one_hot_images(Y, classes)
+            valid = options.ValidationData
+            if valid is not None and not is_source(valid) and _is_label_images(valid[1]):
+                options = copy.copy(options)
+                options.ValidationData = (valid[0], _one_hot_images(valid[1], classes))
+            classes = None
         metric = "accuracy"
-    elif isinstance(output, RegressionOutputLayer):
+    elif isinstance(output, RegressionLayer):
         metric = "rmse"
     else:
-        raise DLFormatError(f"trainNetwork: output layer {type(output).__name__} is not yet supported")
+        raise DLFormatError(
+            f"trainNetwork: output layer {type(output).__name__} is neither a classification nor a "
+            "regression layer; a custom output layer subclasses dlf.ClassificationLayer or "
+            "dlf.RegressionLayer"
+        )
     net, Xc, Tc, validation = _prepared("trainNetwork", body, X, Y, options, [classes])
 
     def assembled(trained: DLNetwork) -> SeriesNetwork | DAGNetwork:
