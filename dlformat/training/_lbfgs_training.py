@@ -23,6 +23,7 @@ from ..networks import DLNetwork
 from . import _parameters
 from ._data import Data, as_arguments, single
 from ._events import TrainingEvents
+from ._interrupt import STOPPED_MANUALLY, StopRequests
 from ._lbfgs import lbfgsState, lbfgsupdate
 from ._metrics import Metric
 from ._options import TrainingOptions
@@ -136,53 +137,56 @@ def train_lbfgs(
         HistorySize=options.HistorySize, InitialInverseHessianFactor=options.InitialInverseHessianFactor
     )
     iteration = 0
-    for iteration in range(1, options.MaxIterations + 1):
-        _, state = lbfgsupdate(
-            net,
-            network_loss,
-            state,
-            LineSearchMethod=options.LineSearchMethod,
-            MaxNumLineSearchIterations=options.MaxNumLineSearchIterations,
-            NumLossFunctionOutputs=4,
-        )
-        Y, accepted_state = state.AdditionalLossFunctionOutputs
-        if stateful and state.LineSearchStatus == "completed":
-            net.State = accepted_state
-        record = {
-            "Iteration": iteration,
-            "Epoch": iteration,
-            "TrainingLoss": float(state.Loss),
-            "GradientNorm": state.GradientsNorm,
-            "StepNorm": state.StepNorm,
-        }
-        for metric in metrics:
-            record[metric.name] = metric(Y, single(Tb))
-        outcome.iterations.append(record)
-        stop = None
-        if state.GradientsNorm < options.GradientTolerance:  # also where no descent was left to search
-            stop = "gradient"
-        elif state.LineSearchStatus == "failed":
-            stop = "line search"
-        elif state.StepNorm < options.StepTolerance:
-            stop = "step"
-        checked = None
-        last = stop is not None or iteration == options.MaxIterations
-        if validating.data is not None and (
-            iteration == 1 or iteration % options.ValidationFrequency == 0 or last
-        ):
-            checked, met = validating.run(net, outcome, iteration, iteration, count, device, dtype)
-            if met and stop is None:
-                outcome.reason, last = "Met validation criterion", True
-        if stop is not None:
-            outcome.reason = STOP_REASONS[stop]
-        if events.iteration(net, record, checked, time.perf_counter() - start, True) and not last:
-            outcome.reason, last = STOPPED, True
-        if options.Verbose and (
-            iteration == 1 or iteration % options.VerboseFrequency == 0 or checked or last
-        ):
-            printer.row(record, checked, time.perf_counter() - start)
-        if last:
-            break
+    with StopRequests() as requests:
+        for iteration in range(1, options.MaxIterations + 1):
+            _, state = lbfgsupdate(
+                net,
+                network_loss,
+                state,
+                LineSearchMethod=options.LineSearchMethod,
+                MaxNumLineSearchIterations=options.MaxNumLineSearchIterations,
+                NumLossFunctionOutputs=4,
+            )
+            Y, accepted_state = state.AdditionalLossFunctionOutputs
+            if stateful and state.LineSearchStatus == "completed":
+                net.State = accepted_state
+            record = {
+                "Iteration": iteration,
+                "Epoch": iteration,
+                "TrainingLoss": float(state.Loss),
+                "GradientNorm": state.GradientsNorm,
+                "StepNorm": state.StepNorm,
+            }
+            for metric in metrics:
+                record[metric.name] = metric(Y, single(Tb))
+            outcome.iterations.append(record)
+            stop = None
+            if state.GradientsNorm < options.GradientTolerance:  # also where no descent was left to search
+                stop = "gradient"
+            elif state.LineSearchStatus == "failed":
+                stop = "line search"
+            elif state.StepNorm < options.StepTolerance:
+                stop = "step"
+            checked = None
+            last = stop is not None or iteration == options.MaxIterations
+            if validating.data is not None and (
+                iteration == 1 or iteration % options.ValidationFrequency == 0 or last
+            ):
+                checked, met = validating.run(net, outcome, iteration, iteration, count, device, dtype)
+                if met and stop is None:
+                    outcome.reason, last = "Met validation criterion", True
+            if stop is not None:
+                outcome.reason = STOP_REASONS[stop]
+            if events.iteration(net, record, checked, time.perf_counter() - start, True) and not last:
+                outcome.reason, last = STOPPED, True
+            if requests.asked and not last:  # Ctrl+C: stop after this iteration
+                outcome.reason, last = STOPPED_MANUALLY, True
+            if options.Verbose and (
+                iteration == 1 or iteration % options.VerboseFrequency == 0 or checked or last
+            ):
+                printer.row(record, checked, time.perf_counter() - start)
+            if last:
+                break
     validating.finish(net, outcome, iteration)
     events.done(outcome.reason, time.perf_counter() - start)
     net.to(home)

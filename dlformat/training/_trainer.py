@@ -51,6 +51,7 @@ from ._data import (
     with_input_statistics,
 )
 from ._events import TrainingEvents
+from ._interrupt import STOPPED_MANUALLY, StopRequests
 from ._metrics import BUILT_IN, Metric, metric_of, rows
 from ._options import TrainingOptions
 from ._output_fcn import STOPPED
@@ -360,7 +361,8 @@ def _train(
     group = _distributed.group_for(options.ExecutionEnvironment)
     if group is None:  # "parallel" / "multi-gpu" called from one process: start the workers
         arguments = (caller, net, X, T, validation, loss_fn, options, metrics, legacy_metric, legacy)
-        outcome, trained = _distributed.spawned(options.ExecutionEnvironment, _train, arguments)
+        with StopRequests():  # a Ctrl+C reaches the workers too: they stop, this process waits for them
+            outcome, trained = _distributed.spawned(options.ExecutionEnvironment, _train, arguments)
         net.load_state_dict(trained)
         return outcome
     device = group.device or _device(options)
@@ -404,65 +406,69 @@ def _train(
     group.start(net)
     order = group.order(order)
     iteration, stop = 0, False
-    for epoch in range(1, options.MaxEpochs + 1):
-        if options.Shuffle == "every-epoch" and epoch > 1:
-            order = group.order(torch.randperm(count))
-        for position in range(per_epoch):
-            iteration += 1
-            indices = group.share(order[position * batch_size : (position + 1) * batch_size])
-            share = len(indices) / batch_size
-            Xb, Tb = X.batch(indices, device, dtype), T.batch(indices, device, dtype)
-            rate = scheduler.rate(iteration, epoch)
-            with torch.enable_grad():
-                Y = net(*as_arguments(Xb), training=True)
-                loss = loss_fn(Y, Tb)
-                value = loss._data if isinstance(loss, DLArray) else loss
-                gradients = torch.autograd.grad(value, parameters, allow_unused=True)
-            grads = [
-                torch.zeros_like(p) if g is None else g for p, g in zip(parameters, gradients, strict=True)
-            ]
-            grads = group.gradients(grads, share)
-            if options.L2Regularization:
+    with StopRequests() as requests:
+        for epoch in range(1, options.MaxEpochs + 1):
+            if options.Shuffle == "every-epoch" and epoch > 1:
+                order = group.order(torch.randperm(count))
+            for position in range(per_epoch):
+                iteration += 1
+                indices = group.share(order[position * batch_size : (position + 1) * batch_size])
+                share = len(indices) / batch_size
+                Xb, Tb = X.batch(indices, device, dtype), T.batch(indices, device, dtype)
+                rate = scheduler.rate(iteration, epoch)
+                with torch.enable_grad():
+                    Y = net(*as_arguments(Xb), training=True)
+                    loss = loss_fn(Y, Tb)
+                    value = loss._data if isinstance(loss, DLArray) else loss
+                    gradients = torch.autograd.grad(value, parameters, allow_unused=True)
                 grads = [
-                    g + (options.L2Regularization * factor) * p.detach()
-                    for g, p, factor in zip(grads, parameters, l2_factors, strict=True)
+                    torch.zeros_like(p) if g is None else g
+                    for p, g in zip(parameters, gradients, strict=True)
                 ]
-            grads = _threshold(grads, options.GradientThresholdMethod, options.GradientThreshold)
-            solver.step(net, _parameters.network_table(keys, grads), rate, iteration)
-            group.synchronize(net, share)
-            record = {
-                "Iteration": iteration,
-                "Epoch": epoch,
-                "TrainingLoss": float(value.detach()),
-                "BaseLearnRate": rate,
-            }
-            for metric in wanted:
-                record[metric.name] = metric(Y, single(Tb))
-            record.update(group.average(record, ["TrainingLoss", *(m.name for m in wanted)], share))
-            outcome.iterations.append(record)
-            checked = None
-            if validation is not None and (
-                iteration == 1 or iteration % options.ValidationFrequency == 0 or iteration == last
-            ):
-                checked, met = validating.run(net, outcome, iteration, epoch, batch_size, device, dtype)
-                if met:
-                    outcome.reason, stop = "Met validation criterion", True
-            elapsed, epoch_end = time.perf_counter() - start, position == per_epoch - 1
-            asked = events is not None and events.iteration(net, record, checked, elapsed, epoch_end)
-            if group.any(asked) and not stop:
-                outcome.reason, stop = STOPPED, True
-            if verbose and (
-                iteration == 1
-                or iteration % options.VerboseFrequency == 0
-                or checked is not None
-                or stop
-                or iteration == last
-            ):
-                printer.row(record, checked, time.perf_counter() - start)
+                grads = group.gradients(grads, share)
+                if options.L2Regularization:
+                    grads = [
+                        g + (options.L2Regularization * factor) * p.detach()
+                        for g, p, factor in zip(grads, parameters, l2_factors, strict=True)
+                    ]
+                grads = _threshold(grads, options.GradientThresholdMethod, options.GradientThreshold)
+                solver.step(net, _parameters.network_table(keys, grads), rate, iteration)
+                group.synchronize(net, share)
+                record = {
+                    "Iteration": iteration,
+                    "Epoch": epoch,
+                    "TrainingLoss": float(value.detach()),
+                    "BaseLearnRate": rate,
+                }
+                for metric in wanted:
+                    record[metric.name] = metric(Y, single(Tb))
+                record.update(group.average(record, ["TrainingLoss", *(m.name for m in wanted)], share))
+                outcome.iterations.append(record)
+                checked = None
+                if validation is not None and (
+                    iteration == 1 or iteration % options.ValidationFrequency == 0 or iteration == last
+                ):
+                    checked, met = validating.run(net, outcome, iteration, epoch, batch_size, device, dtype)
+                    if met:
+                        outcome.reason, stop = "Met validation criterion", True
+                elapsed, epoch_end = time.perf_counter() - start, position == per_epoch - 1
+                asked = events is not None and events.iteration(net, record, checked, elapsed, epoch_end)
+                if group.any(asked) and not stop:
+                    outcome.reason, stop = STOPPED, True
+                if group.any(requests.asked) and not stop:  # Ctrl+C: stop after this iteration
+                    outcome.reason, stop = STOPPED_MANUALLY, True
+                if verbose and (
+                    iteration == 1
+                    or iteration % options.VerboseFrequency == 0
+                    or checked is not None
+                    or stop
+                    or iteration == last
+                ):
+                    printer.row(record, checked, time.perf_counter() - start)
+                if stop:
+                    break
             if stop:
                 break
-        if stop:
-            break
     validating.finish(net, outcome, iteration)
     if events is not None:
         events.done(outcome.reason, time.perf_counter() - start)
