@@ -81,6 +81,12 @@ class TrainingEvents:
             self.monitor.Progress = 100 * iteration / self.last
         return self.output.call("iteration", record, validation, elapsed)
 
+    def close(self) -> None:
+        """Training ended by an error: the terminal bar is closed (no ``"done"`` call)."""
+        if self.monitor is not None:
+            self.monitor.close()
+            self.monitor = None
+
     def done(self, reason: str, elapsed: float) -> None:
         if self.monitor is not None:
             self.monitor.close()

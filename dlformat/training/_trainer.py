@@ -18,11 +18,12 @@ checkpoints, the ``Plots`` figure); the ``Metrics`` are in :mod:`._metrics`. Aft
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import functools
 import math
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -406,7 +407,7 @@ def _train(
     group.start(net)
     order = group.order(order)
     iteration, stop = 0, False
-    with StopRequests() as requests:
+    with _reporting(events) as requests:
         for epoch in range(1, options.MaxEpochs + 1):
             if options.Shuffle == "every-epoch" and epoch > 1:
                 order = group.order(torch.randperm(count))
@@ -486,6 +487,19 @@ def _set_batchnorm_statistics(net: DLNetwork, X: Data, options: TrainingOptions)
     batch_size = options.MiniBatchSize if options.SolverName != "lbfgs" else len(X)
     dtype = next((value.dtype for _, _, value in net.Learnables), torch.float32)
     set_population_statistics(net, X, min(batch_size, len(X)), _device(options), dtype)
+
+
+@contextlib.contextmanager
+def _reporting(events: TrainingEvents | None) -> Iterator[StopRequests]:
+    """The training loop's span: Ctrl+C noted as a request to stop (see ``_interrupt``), and on an
+    error (an output function's, the data's) the terminal progress bar closed before it propagates."""
+    with StopRequests() as requests:
+        try:
+            yield requests
+        except BaseException:
+            if events is not None:
+                events.close()
+            raise
 
 
 def _objective(caller: str, name: str, metrics: Sequence[Metric]) -> tuple[str, int]:

@@ -73,3 +73,14 @@ def test_a_second_ctrl_c_interrupts_at_once():
             _toy.options(OutputFcn=pressing_ctrl_c(2, times=2)),
         )
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+def test_an_error_inside_training_propagates_and_puts_the_handler_back():
+    def failing(info):
+        if info["State"] == "iteration":
+            raise ValueError("the user's output function failed")
+        return False
+
+    with pytest.raises(ValueError, match="the user's output function failed"):
+        dlf.trainnet(_toy.X, _toy.LABELS, _toy.layers(), "crossentropy", _toy.options(OutputFcn=failing))
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
