@@ -24,7 +24,7 @@ from .._errors import DLFormatError
 from .._options import matlab_function
 from .._tracing import cached_plan
 from . import _sliding
-from ._common import as_data, formatted_input, working_dtype
+from ._common import _keep, as_data, formatted_input, working_dtype
 
 __all__ = ["dlconv", "dltranspconv"]
 
@@ -129,6 +129,20 @@ def _convolution(caller: str, X: Any, weights: Any, options: dict[str, Any]) -> 
     """The checked input, weights and geometry of ``dlconv`` or ``dltranspconv``."""
     X, restore = formatted_input(X, options["DataFormat"], caller, needs="C")
     weights, fmt = _weights(caller, weights, options["WeightsFormat"], X._fmt.count("S"))
+    return _geometry(caller, X, restore, weights, fmt, options["Stride"], options["DilationFactor"])
+
+
+def _geometry(
+    caller: str,
+    X: DLArray,
+    restore: Callable[[DLArray], DLArray],
+    weights: torch.Tensor,
+    fmt: str,
+    stride: Any,
+    dilation_factor: Any,
+) -> _Convolution:
+    """The geometry of a convolution of formatted ``X`` (with ``C``) by ``weights`` in canonical
+    order, labelled ``fmt``: the checks that depend on the input, and the sizes per slid dimension."""
     layout = _layout(fmt, caller)
     window = _sliding.window_plan(
         X._fmt, layout.spatial, layout.time, caller, f'the weights of format "{fmt}"'
@@ -146,8 +160,8 @@ def _convolution(caller: str, X: Any, weights: Any, options: dict[str, Any]) -> 
             f"({per_group} per group × {groups} group(s): weights are filterSize × {shown} [× numGroups])"
         )
     count = len(window.slid)
-    strides = _sliding.sizes(caller, "Stride", options["Stride"], count)
-    dilation = _sliding.sizes(caller, "DilationFactor", options["DilationFactor"], count)
+    strides = _sliding.sizes(caller, "Stride", stride, count)
+    dilation = _sliding.sizes(caller, "DilationFactor", dilation_factor, count)
     reach = tuple((size - 1) * rate + 1 for size, rate in zip(filter_size, dilation, strict=True))
     return _Convolution(X, restore, arranged, groups, window, data, lead, count, strides, dilation, reach)
 
@@ -194,17 +208,30 @@ def dlconv(
         ('SSCB', (14, 14, 8, 2))
     """
     conv = _convolution("dlconv", X, weights, options)
+    words = ("same", "causal") if conv.slid == 1 else ("same",)
+    spec = _sliding.padding_spec("dlconv", "Padding", Padding, conv.slid, words)
+    return _dlconv(conv, bias, spec, _sliding.padding_value("dlconv: PaddingValue", PaddingValue))
+
+
+def layer_dlconv(X: DLArray, weights: torch.Tensor, fmt: str, bias: Any, options: dict[str, Any]) -> DLArray:
+    """:func:`dlconv` as a convolution layer calls it, without what the layer already guarantees:
+    ``X`` formatted with ``C`` and floating data, ``weights`` a tensor already in the canonical
+    order of ``fmt`` (filter ``S`` dimensions, then ``C`` and ``U``), and ``Stride``,
+    ``DilationFactor``, ``Padding`` and ``PaddingValue`` as the layer's properties store them
+    (checked at construction). The checks that depend on the input (its format against the
+    weights, its channels, the window fitting) are the same as :func:`dlconv`'s."""
+    conv = _geometry("dlconv", X, _keep, weights, fmt, options["Stride"], options["DilationFactor"])
+    words = ("same", "causal") if conv.slid == 1 else ("same",)
+    spec = _sliding.padding_spec("dlconv", "Padding", options["Padding"], conv.slid, words)
+    return _dlconv(conv, bias, spec, options["PaddingValue"])
+
+
+def _dlconv(conv: _Convolution, bias: Any, spec: _sliding.Spec, value: Any) -> DLArray:
+    """What :func:`dlconv` and :func:`layer_dlconv` share once the options are checked."""
     data, count, reach, strides = conv.data, conv.slid, conv.reach, conv.strides
     groups, filters, per_group = conv.arranged.shape[:3]
-    words = ("same", "causal") if count == 1 else ("same",)
-    padding = _sliding.edges(
-        _sliding.padding_spec("dlconv", "Padding", Padding, count, words),
-        tuple(data.shape[2:]),
-        reach,
-        strides,
-    )
+    padding = _sliding.edges(spec, tuple(data.shape[2:]), reach, strides)
     _sliding.check_fits("dlconv", tuple(data.shape[2:]), padding, reach)
-    value = _sliding.padding_value("dlconv: PaddingValue", PaddingValue)
     offsets = _bias("dlconv", bias, groups * filters)
     dtype = working_dtype(data.dtype, conv.arranged.dtype, offsets.dtype)
     matrix = conv.arranged.reshape(groups * filters, per_group, *conv.arranged.shape[3:])

@@ -111,7 +111,13 @@ def fullyconnect(X: Any, weights: Any, bias: Any, *, DataFormat: str | None = No
     """
     X, restore = formatted_input(X, DataFormat, "fullyconnect")
     matrix = _matrix(as_data(weights, "fullyconnect weights"))
-    offsets = as_data(bias, "fullyconnect bias")
+    return restore(layer_fullyconnect(X, matrix, as_data(bias, "fullyconnect bias")))
+
+
+def layer_fullyconnect(X: DLArray, matrix: torch.Tensor, offsets: torch.Tensor) -> DLArray:
+    """:func:`fullyconnect` of formatted ``X`` by an ``OutputSize × InputSize`` tensor and a bias
+    tensor, as fullyConnectedLayer calls it (its weights and bias are tensors already): the
+    checks that depend on the input are :func:`fullyconnect`'s own, which ends here."""
     output, to_rows, back, _, _ = _flatten_plan(X._fmt)
     rows = rearrange(X._data, to_rows)
     if rows.shape[-1] != matrix.shape[1]:
@@ -131,4 +137,4 @@ def fullyconnect(X: Any, weights: Any, bias: Any, *, DataFormat: str | None = No
         value if value.dtype == dtype else value.to(dtype) for value in (rows, matrix, offsets)
     )
     result = F.linear(rows, matrix, offsets)
-    return restore(DLArray._wrap(rearrange(result, back), output))
+    return DLArray._wrap(rearrange(result, back), output)

@@ -22,6 +22,7 @@ from .._dlarray import DLArray, require_dimensions
 from .._errors import DLFormatError
 from ..functional import _sliding, dlconv, dltranspconv
 from ..functional._common import floating_data
+from ..functional._convolution import layer_dlconv
 from ._base import matlab_constructor
 from ._properties import Learnable, Property, auto_size_property, factor_properties, initializer_property
 from ._window import PaddedLayer, WindowLayer, padding_property, padding_views, sizes_property
@@ -161,9 +162,12 @@ class _ConvolutionLayer(WindowLayer):
         labels = self._slid(X._fmt)
         self._fit_input(X)
         options = {name: self._properties[name] for name in self._passed}
-        return type(self)._function(
-            X, self.Weights, self.Bias, WeightsFormat=labels + self.weights_format, **options
-        )
+        weights, fmt = self.Weights, labels + self.weights_format
+        # the per-call fast path: spatial filters are already in the weights' canonical order
+        # (a "T" in fmt is sorted by dlarray's labelling, which dlconv does)
+        if type(self)._function is dlconv and "T" not in fmt and weights.ndim == len(fmt):
+            return layer_dlconv(X, weights, fmt, self.Bias, options)
+        return type(self)._function(X, weights, self.Bias, WeightsFormat=fmt, **options)
 
 
 class _Padded(_ConvolutionLayer, PaddedLayer):

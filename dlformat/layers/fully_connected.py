@@ -5,9 +5,8 @@ from __future__ import annotations
 from .. import _validate
 from .._dlarray import DLArray, require_dimensions
 from .._errors import DLFormatError
-from ..functional import fullyconnect
 from ..functional._common import floating_data
-from ..functional._dense import flattened_size
+from ..functional._dense import flattened_size, layer_fullyconnect
 from ._base import Layer, matlab_constructor
 from ._properties import Learnable, Property, auto_size_property, factor_properties, initializer_property
 
@@ -72,7 +71,8 @@ class FullyConnectedLayer(Layer):
             )
         floating_data(X._data, self._caller())
         self._fit_input(X)
-        return fullyconnect(X, self.Weights, self.Bias)
+        # the weights and bias are tensors of the layer's checked shapes: no option scan nor conversion
+        return layer_fullyconnect(X, self.Weights, self.Bias)
 
 
 fullyConnectedLayer = matlab_constructor(FullyConnectedLayer, "fullyConnectedLayer")
