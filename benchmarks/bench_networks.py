@@ -20,12 +20,13 @@ round (``interleaved_samples`` in ``bench_position.py``):
     python benchmarks/bench_networks.py --compile            # also the torch.compile rows
 
 The files with layers that cannot be mapped (pac48: FunctionLayers; mimo: user classdef layers) are
-loaded with the ``custom_layers`` factories of tests/io/test_load_network.py.
+loaded with the ``custom_layers`` factories of examples/saved_network_replacements.py.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import os
 import platform
 import statistics
@@ -53,33 +54,14 @@ def _networks() -> Path:
     return Path(folder)
 
 
-# -- custom layers of the two files that need them (as in tests/io/test_load_network.py) ----------
+# -- custom layers of the two files that need them: examples/saved_network_replacements.py -------
 def _custom_layers(file: str) -> dict[str, Callable[[dict], object]] | None:
-    import torch
-
-    import dlformat as dlf
-
-    if file.startswith("pac48"):
-
-        def normalize(properties: dict) -> object:
-            return dlf.functionLayer(lambda W: W**2 / (dlf.sum(W**2, 1) + 0.01), Name=properties["Name"])
-
-        def project(properties: dict) -> object:
-            captured = properties["PredictFcn"].workspace.properties["any"]
-            grids = next(item for item in captured.ravel() if isinstance(item, dict) and item)
-            x = dlf.dlarray(torch.as_tensor(grids["XFlat"], dtype=torch.float32))
-            y = dlf.dlarray(torch.as_tensor(grids["YFlat"], dtype=torch.float32))
-            return dlf.functionLayer(
-                lambda W: dlf.vertcat(dlf.mtimes(x, W), dlf.mtimes(y, W)), Name=properties["Name"]
-            )
-
-        return {"layer_2": normalize, "layer_3": project}
-    if file.startswith("mimo"):
-        return {
-            "sigmoidLayer": lambda p: dlf.functionLayer(lambda X: dlf.sigmoid(X), Name=p["Name"]),
-            "sigmoidClassificationLayer": lambda p: dlf.regressionLayer(Name=p["Name"]),
-        }
-    return None
+    path = Path(__file__).resolve().parents[1] / "examples" / "saved_network_replacements.py"
+    spec = importlib.util.spec_from_file_location("saved_network_replacements", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return {"pac48": module.PAC48, "mimo": module.MIMO}.get(file.split("_")[0])
 
 
 # -- load -------------------------------------------------------------------------------------------

@@ -628,49 +628,16 @@ def test_convert_of_unmappable_layers_exits_1_with_the_listing(networks, tmp_pat
 
 
 # -- --custom-layers: the user's own replacements for layers a file cannot give ------------------
-MIMO_LAYERS = """
-import dlformat as dlf
-
-custom_layers = {
-    "sigmoidLayer": lambda properties: dlf.sigmoidLayer(Name=properties["Name"]),
-    "sigmoidClassificationLayer": lambda properties: dlf.regressionLayer(Name=properties["Name"]),
-}
-"""
-
-PAC48_LAYERS = """
-import torch
-import dlformat as dlf
-
-
-def _normalize(properties):
-    return dlf.functionLayer(lambda W: W**2 / (dlf.sum(W**2, 1) + 0.01), Name=properties["Name"])
-
-
-def _project(properties):  # the grids the FunctionLayer captured, from its saved workspace
-    captured = properties["PredictFcn"].workspace.properties["any"]
-    grids = next(item for item in captured.ravel() if isinstance(item, dict) and item)
-    x = dlf.dlarray(torch.as_tensor(grids["XFlat"], dtype=torch.float32))
-    y = dlf.dlarray(torch.as_tensor(grids["YFlat"], dtype=torch.float32))
-    return dlf.functionLayer(lambda W: dlf.vertcat(dlf.mtimes(x, W), dlf.mtimes(y, W)), Name=properties["Name"])
-
-
-PAC48 = {"layer_2": _normalize, "layer_3": _project}
-"""
-
-
-def _mimo_layers(tmp_path: Path) -> Path:
-    path = tmp_path / "mimo_layers.py"
-    path.write_text(MIMO_LAYERS)
-    return path
+# the replacements of the two files, as a user writes them: examples/saved_network_replacements.py
+REPLACEMENTS = Path(__file__).resolve().parents[1] / "examples" / "saved_network_replacements.py"
 
 
 def test_inspect_with_custom_layers_maps_every_layer(networks, tmp_path, capsys, monkeypatch):
     """A module on the path (MODULE:NAME) for pac48's FunctionLayers; a .py file for mimo's classdef layers."""
     _matio()
-    (tmp_path / "pac48_layers.py").write_text(PAC48_LAYERS)
-    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.syspath_prepend(str(REPLACEMENTS.parent))
     pac48 = str(networks / "pac48_imagecontrolBC_dlnet.mat")
-    assert main(["inspect", pac48, "--custom-layers", "pac48_layers:PAC48"]) == 0
+    assert main(["inspect", pac48, "--custom-layers", "saved_network_replacements:PAC48"]) == 0
     out = capsys.readouterr().out
     assert "(cannot be mapped)" not in out and "cannot load" not in out
     assert re.search(r"layer_2\s+FunctionLayer", out) and "Total learnables:" in out
@@ -680,7 +647,7 @@ def test_inspect_with_custom_layers_maps_every_layer(networks, tmp_path, capsys,
                 "inspect",
                 str(networks / "mimo__trainedNet.mat"),
                 "--custom-layers",
-                str(_mimo_layers(tmp_path)),
+                f"{REPLACEMENTS}:MIMO",
             ]
         )
         == 0
@@ -693,7 +660,7 @@ def test_predict_and_convert_with_custom_layers(networks, tmp_path, capsys):
     _matio()
     from dlformat.io import load_network, savemat
 
-    layers = str(_mimo_layers(tmp_path)) + ":custom_layers"
+    layers = f"{REPLACEMENTS}:MIMO"
     data = np.linspace(-1, 1, 640 * 2).reshape(640, 1, 1, 2)
     savemat(tmp_path / "x.mat", {"X": data})
     net_file = networks / "mimo__trainedNet.mat"

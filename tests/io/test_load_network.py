@@ -9,6 +9,7 @@ under test.
 from __future__ import annotations
 
 import functools
+import importlib.util
 import io
 import itertools
 from pathlib import Path
@@ -41,22 +42,18 @@ LOADABLE = [
 
 
 # -- the replacements the two files with unmappable layers need (custom_layers) ------------------
-def _pac48_normalize(properties):
-    return dlf.functionLayer(lambda W: W**2 / (dlf.sum(W**2, 1) + 0.01), Name=properties["Name"])
-
-
-def _pac48_project(properties):
-    captured = properties["PredictFcn"].workspace.properties["any"]
-    grids = next(item for item in captured.ravel() if isinstance(item, dict) and item)
-    x = dlf.dlarray(torch.as_tensor(grids["XFlat"], dtype=torch.float32))
-    y = dlf.dlarray(torch.as_tensor(grids["YFlat"], dtype=torch.float32))
-    return dlf.functionLayer(
-        lambda W: dlf.vertcat(dlf.mtimes(x, W), dlf.mtimes(y, W)), Name=properties["Name"]
-    )
+def _replacements():
+    """examples/saved_network_replacements.py, which the CLI tests and the benchmark use too."""
+    path = Path(__file__).resolve().parents[2] / "examples" / "saved_network_replacements.py"
+    spec = importlib.util.spec_from_file_location("saved_network_replacements", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 CUSTOM_LAYERS = {
-    "pac48_imagecontrolBC_dlnet.mat": {"layer_2": _pac48_normalize, "layer_3": _pac48_project},
+    "pac48_imagecontrolBC_dlnet.mat": _replacements().PAC48,
+    # a functionLayer for mimo's sigmoid here: a network file must refuse to hold its Python code
     "mimo__trainedNet.mat": {
         "sigmoidLayer": lambda p: dlf.functionLayer(lambda X: dlf.sigmoid(X), Name=p["Name"]),
         "sigmoidClassificationLayer": lambda p: dlf.regressionLayer(Name=p["Name"]),
