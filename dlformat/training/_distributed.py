@@ -18,6 +18,10 @@ Two ways in:
 - from one process: ``trainnet`` starts the workers itself (``torch.multiprocessing``, ``spawn``),
   one per CUDA device, or for ``"parallel"`` without CUDA ``DLFORMAT_NUM_WORKERS`` CPU processes
   (default: the number of CPU cores, as MATLAB's local pool), and returns rank 0's network.
+
+``WorkerLoad`` (see :func:`training_workers`) picks how many of those workers train (a fraction or
+a count of them) or gives each worker its own load (a vector: worker ``i`` takes
+``W(i)/sum(W)`` of each mini-batch).
   Spawned workers import the caller's functions by name: a loss or schedule function must be
   defined at module level, and a script must start training under ``if __name__ == "__main__":``.
 """
@@ -25,6 +29,8 @@ Two ways in:
 from __future__ import annotations
 
 import hashlib
+import itertools
+import math
 import os
 import pickle
 import socket
@@ -41,29 +47,48 @@ from .._errors import DLFormatError
 __all__ = ["SINGLE", "Group", "fingerprint", "group_for", "spawned"]
 
 T = TypeVar("T")
+# trainingOptions' WorkerLoad: None ([]), a fraction of the workers, a count of them, or one load per worker
+WorkerLoad = float | int | tuple[float, ...] | None
 DISTRIBUTED = ("parallel", "multi-gpu")
 WORKERS_VARIABLE = "DLFORMAT_NUM_WORKERS"
+_SPAWNED = "DLFORMAT_SPAWNED_WORKER"  # set in the workers spawned() starts: WorkerLoad already chose them
 
 
 class Group:
     """The ranks training together; one process alone is the group of one (every method a no-op)."""
 
-    def __init__(self, rank: int = 0, size: int = 1, device: torch.device | None = None) -> None:
-        self.rank, self.size, self.device = rank, size, device
+    def __init__(
+        self,
+        rank: int = 0,
+        size: int = 1,
+        device: torch.device | None = None,
+        loads: tuple[float, ...] | None = None,
+    ) -> None:
+        self.rank, self.size, self.device, self.loads = rank, size, device, loads
 
     @property
     def leads(self) -> bool:
         """Rank 0 prints (``Verbose``), plots and writes checkpoints."""
         return self.rank == 0
 
+    def shares(self, count: int) -> list[int]:
+        """How many of a mini-batch's ``count`` observations each rank takes: ``count // size``,
+        one more for the first ``count % size`` ranks; with ``WorkerLoad`` loads ``W``, rank ``i``
+        ends at ``round(count * (W(1) + ... + W(i)) / sum(W))``."""
+        if self.loads is None:
+            whole, extra = divmod(count, self.size)
+            return [whole + (rank < extra) for rank in range(self.size)]
+        total = sum(self.loads)
+        ends = [math.floor(count * part / total + 0.5) for part in itertools.accumulate(self.loads)]
+        return [end - begin for begin, end in zip([0, *ends], ends, strict=False)]
+
     def share(self, indices: torch.Tensor) -> torch.Tensor:
-        """This rank's part of a mini-batch: ``len // size`` observations, one more for the first
-        ``len % size`` ranks, in order."""
+        """This rank's part of a mini-batch (:meth:`shares`), in order."""
         if self.size == 1:
             return indices
-        count, extra = divmod(len(indices), self.size)
-        begin = self.rank * count + min(self.rank, extra)
-        return indices[begin : begin + count + (self.rank < extra)]
+        sizes = self.shares(len(indices))
+        begin = sum(sizes[: self.rank])
+        return indices[begin : begin + sizes[self.rank]]
 
     def order(self, order: torch.Tensor) -> torch.Tensor:
         """Rank 0's observation order, so that every rank cuts the same mini-batches."""
@@ -148,7 +173,46 @@ def _joinable() -> bool:
     return dist.is_available() and (dist.is_initialized() or {"RANK", "WORLD_SIZE"} <= set(os.environ))
 
 
-def group_for(environment: str) -> Group | None:
+def training_workers(load: WorkerLoad, pool: int, started: bool = False) -> int:
+    """How many of a machine's ``pool`` workers train under ``WorkerLoad``: all for ``None``; a
+    fraction ``f`` of them (``round(f * pool)``, at least one); a count; or one per entry of a
+    vector of loads. ``started``: the workers exist already (``torchrun``), so the load must use
+    every one of them."""
+    if load is None:
+        return pool
+    if isinstance(load, tuple):
+        wanted = len(load)
+    elif isinstance(load, int):
+        wanted = load
+    else:
+        wanted = max(1, math.floor(load * pool + 0.5))
+    if started and wanted != pool:
+        raise DLFormatError(
+            f"WorkerLoad {_shown(load)} asks for {wanted} training workers, but {pool} processes were "
+            "started (torchrun's --nproc-per-node, or the process group's size): every started process "
+            "trains, so start as many processes as should train, or give one load per process"
+        )
+    if wanted > pool and not (isinstance(load, tuple) and pool_is_free()):
+        raise DLFormatError(
+            f"WorkerLoad {_shown(load)} asks for {wanted} training workers; this machine has {pool} "
+            f"({'CUDA devices' if torch.cuda.is_available() else 'CPU cores, or ' + WORKERS_VARIABLE})"
+        )
+    return wanted
+
+
+def pool_is_free() -> bool:
+    """Whether the number of CPU workers is free to choose (``DLFORMAT_NUM_WORKERS`` unset, no CUDA):
+    then a vector ``WorkerLoad`` starts one worker per entry, as many as it has."""
+    return WORKERS_VARIABLE not in os.environ and not torch.cuda.is_available()
+
+
+def _shown(load: WorkerLoad) -> str:
+    if isinstance(load, tuple):
+        return "[" + " ".join(f"{value:g}" for value in load) + "]"
+    return f"{load:g}"
+
+
+def group_for(environment: str, load: WorkerLoad = None) -> Group | None:
     """The group to train in: the process group this rank belongs to (joined when ``torchrun``
     started it), :data:`SINGLE` without distributed training, or ``None`` when workers must be
     started (see :func:`spawned`)."""
@@ -159,11 +223,14 @@ def group_for(environment: str) -> Group | None:
         return None
     if not dist.is_initialized():
         dist.init_process_group("nccl" if cuda else "gloo")
+    if _SPAWNED not in os.environ:
+        training_workers(load, dist.get_world_size(), started=True)
     device = None
     if cuda:
         device = torch.device("cuda", int(os.environ.get("LOCAL_RANK", dist.get_rank() % cuda)))
         torch.cuda.set_device(device)
-    return Group(dist.get_rank(), dist.get_world_size(), device)
+    loads = load if isinstance(load, tuple) else None
+    return Group(dist.get_rank(), dist.get_world_size(), device, loads)
 
 
 def _free_port() -> int:
@@ -177,6 +244,7 @@ def _run(
 ) -> None:
     os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), RANK=str(rank), WORLD_SIZE=str(size))
     os.environ["LOCAL_RANK"] = str(rank)
+    os.environ[_SPAWNED] = "1"
     torch.set_rng_state(rng)  # rank 0 shuffles as the caller's process would have
     threads = max(1, (os.cpu_count() or 1) // size)
     torch.set_num_threads(threads)
@@ -198,14 +266,16 @@ def _run(
             dist.destroy_process_group()
 
 
-def spawned(environment: str, train: Callable[..., T], args: tuple) -> tuple[T, dict[str, Any]]:
+def spawned(
+    environment: str, train: Callable[..., T], args: tuple, load: WorkerLoad = None
+) -> tuple[T, dict[str, Any]]:
     """Start one worker per CUDA device (or ``DLFORMAT_NUM_WORKERS`` CPU processes for
-    ``"parallel"`` without CUDA), run ``train(*args)`` in each, and return rank 0's outcome and
-    trained State dict."""
+    ``"parallel"`` without CUDA), as many of them as ``WorkerLoad`` picks, run ``train(*args)`` in
+    each, and return rank 0's outcome and trained State dict."""
     from torch.multiprocessing.spawn import spawn
 
     cuda = _cuda_count(environment)
-    size = cuda if cuda else _worker_count()
+    size = training_workers(load, cuda if cuda else _worker_count())
     try:
         payload = pickle.dumps(args)
     except (pickle.PicklingError, AttributeError, TypeError) as error:

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import torch
 
 from .. import _validate
 from .._errors import DLFormatError
@@ -198,6 +199,48 @@ def _plots(name: str, value: object) -> str:
     return plots
 
 
+# MATLAB's legacy option for background preprocessing (PreprocessingEnvironment replaced it in
+# R2024a): true is "background", false "serial"; it is read and set through PreprocessingEnvironment
+_LEGACY_DISPATCH = "DispatchInBackground"
+
+
+def _dispatch(value: object) -> str:
+    return "background" if _logical(f"trainingOptions: {_LEGACY_DISPATCH}", value) else "serial"
+
+
+def _worker_load(name: str, value: object) -> float | int | tuple[float, ...] | None:
+    """``[]`` (every worker trains, equal shares), a fraction in (0, 1] of each machine's workers, a
+    number of them, or one positive load per worker (worker ``i`` takes ``W(i)/sum(W)`` of each
+    mini-batch): see training/_distributed.py."""
+    if value is None:
+        return None
+    if isinstance(value, (torch.Tensor, np.ndarray)):
+        value = value.tolist() if value.ndim else value.item()
+    if isinstance(value, (list, tuple)):
+        if len(value) == 0:
+            return None
+        numbers = [_validate._real_scalar(item) for item in value]
+        if any(number is None or not 0 < number < math.inf for number in numbers):
+            raise DLFormatError(
+                f"{name} must be a vector of positive finite loads, one per worker (a worker with no load "
+                f"is left out by starting fewer workers); got {_validate.describe(value)}"
+            )
+        return tuple(float(number) for number in numbers if number is not None)
+    number = _validate._real_scalar(value)
+    if number is None or isinstance(value, bool) or not 0 < number < math.inf:
+        raise DLFormatError(
+            f"{name} must be [], a fraction in (0, 1] of each machine's workers, a positive number of "
+            f"workers, or a vector of loads, one per worker; got {_validate.describe(value)}"
+        )
+    if number <= 1:
+        return float(number)
+    if number != int(number):
+        raise DLFormatError(
+            f"{name}: a number of workers above 1 must be a whole number; got {_validate.describe(value)}"
+        )
+    return int(number)
+
+
 def _execution(name: str, value: object) -> str:
     # "multi-gpu" and "parallel": data-parallel training, see training/_distributed.py
     return _validate.choice(name, value, ("auto", "cpu", "gpu", "multi-gpu", "parallel"))
@@ -215,12 +258,8 @@ _OPTIONS: dict[str, tuple[Any, Check]] = {
     "CheckpointFrequency": (1, _validate.positive_integer),
     "CheckpointFrequencyUnit": ("epoch", _choice("epoch", "iteration")),
     "SequenceLength": ("longest", _sequence_length),
-    "PreprocessingEnvironment": (
-        "serial",
-        _only(
-            "serial", "background preprocessing is not ported", _choice("serial", "background", "parallel")
-        ),
-    ),
+    # "background"/"parallel": mini-batches cut ahead in threads (training/_prefetch.py)
+    "PreprocessingEnvironment": ("serial", _choice("serial", "background", "parallel")),
     "L2Regularization": (1e-4, _nonnegative),
     "GradientThresholdMethod": ("l2norm", _choice("l2norm", "global-l2norm", "absolute-value")),
     "GradientThreshold": (math.inf, _positive_or_inf),
@@ -232,6 +271,7 @@ _OPTIONS: dict[str, tuple[Any, Check]] = {
     "ObjectiveMetricName": ("loss", _validate.text),  # "loss" or a Metrics name: checked by trainnet
     "CheckpointPath": ("", _checkpoint_path),
     "ExecutionEnvironment": ("auto", _execution),
+    "WorkerLoad": (None, _worker_load),
     "OutputFcn": (None, _output_fcn),
     "Metrics": ((), _metrics),
     "Plots": ("none", _plots),
@@ -281,6 +321,8 @@ class TrainingOptions:
             object.__setattr__(self, "InitialLearnRate", _INITIAL_LEARN_RATE[solver])
         lowered = {name.lower(): name for name in self._declared}
         for key, value in options.items():
+            if key.lower() == _LEGACY_DISPATCH.lower() and "PreprocessingEnvironment" in self._declared:
+                key, value = "PreprocessingEnvironment", _dispatch(value)
             name = lowered.get(key.lower())
             if name is None:
                 raise DLFormatError(
@@ -291,6 +333,8 @@ class TrainingOptions:
 
     def __setattr__(self, name: str, value: Any) -> None:
         declared = self.__dict__.get("_declared", {})
+        if name == _LEGACY_DISPATCH and "PreprocessingEnvironment" in declared:
+            name, value = "PreprocessingEnvironment", _dispatch(value)
         if name == "SolverName" or name not in declared:
             raise DLFormatError(
                 f"{self.matlab_class} has no property '{name}'; the options are: {', '.join(declared)}"
@@ -299,6 +343,8 @@ class TrainingOptions:
 
     def __getattr__(self, name: str) -> Any:
         # the options are set in __init__ from the declarations; this only answers the rest
+        if name == _LEGACY_DISPATCH and "PreprocessingEnvironment" in self._declared:
+            return self.PreprocessingEnvironment != "serial"
         raise AttributeError(f"{type(self).__name__} has no option '{name}'")
 
     @property
@@ -350,6 +396,8 @@ def _shown(value: Any) -> str:
     if isinstance(value, tuple):
         if not value:
             return "[]"
+        if all(isinstance(item, float) for item in value):  # WorkerLoad: a numeric row vector
+            return "[" + " ".join(f"{item:g}" for item in value) + "]"
         if all(isinstance(item, str) for item in value):
             return "{" + "  ".join(_shown(item) for item in value) + "}"
         return f"{{1×{len(value)} cell}}"  # ValidationData: MATLAB's {X, T}

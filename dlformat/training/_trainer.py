@@ -57,6 +57,7 @@ from ._metrics import BUILT_IN, Metric, metric_of, rows
 from ._options import TrainingOptions
 from ._output_fcn import STOPPED
 from ._population import set_population_statistics
+from ._prefetch import prefetched
 from ._schedules import Scheduler
 from ._solvers import adamupdate, rmspropupdate, sgdmupdate
 from ._sources import is_source, oriented, read_source
@@ -132,6 +133,33 @@ class _Outcome:
         self.validations: list[dict[str, Any]] = []
         self.reason = "Max epochs completed"
         self.output_iteration = 0
+
+
+class _MiniBatches:
+    """One epoch's mini-batches: ``cut(position)`` is this rank's share of the observations at
+    that position of ``order``, with its predictors and targets (called from a thread for
+    ``PreprocessingEnvironment="background"``/``"parallel"``: it reads shared data only)."""
+
+    def __init__(
+        self,
+        X: Data,
+        T: Data,
+        group: _distributed.Group,
+        order: torch.Tensor,
+        size: int,
+        device: torch.device,
+        dtype: torch.dtype,
+    ) -> None:
+        self.X, self.T, self.group, self.order, self.size = X, T, group, order, size
+        self.device, self.dtype = device, dtype
+
+    def __call__(self, position: int) -> tuple[torch.Tensor, Any, Any]:
+        indices = self.group.share(self.order[position * self.size : (position + 1) * self.size])
+        return (
+            indices,
+            self.X.batch(indices, self.device, self.dtype),
+            self.T.batch(indices, self.device, self.dtype),
+        )
 
 
 def _threshold(gradients: list[torch.Tensor], method: str, threshold: float) -> list[torch.Tensor]:
@@ -359,11 +387,13 @@ def _train(
             )
         validating = _Validation(caller, options, validation, loss_fn, metrics, legacy)
         return train_lbfgs(net, X, T, loss_fn, options, metrics, validating)
-    group = _distributed.group_for(options.ExecutionEnvironment)
+    group = _distributed.group_for(options.ExecutionEnvironment, options.WorkerLoad)
     if group is None:  # "parallel" / "multi-gpu" called from one process: start the workers
         arguments = (caller, net, X, T, validation, loss_fn, options, metrics, legacy_metric, legacy)
         with StopRequests():  # a Ctrl+C reaches the workers too: they stop, this process waits for them
-            outcome, trained = _distributed.spawned(options.ExecutionEnvironment, _train, arguments)
+            outcome, trained = _distributed.spawned(
+                options.ExecutionEnvironment, _train, arguments, options.WorkerLoad
+            )
         net.load_state_dict(trained)
         return outcome
     device = group.device or _device(options)
@@ -373,10 +403,10 @@ def _train(
     dtype = next((value.dtype for _, _, value in net.Learnables), torch.float32)
     batch_size = min(options.MiniBatchSize, count)
     per_epoch = count // batch_size
-    if batch_size < group.size:
+    if min(group.shares(batch_size)) < 1:
         raise DLFormatError(
             f"{caller}: a mini-batch of {batch_size} observations cannot be divided among "
-            f"{group.size} workers"
+            f"{group.size} workers" + (" with their WorkerLoad" if group.loads else "")
         )
     verbose = options.Verbose and group.leads
     scheduler = Scheduler(
@@ -411,11 +441,12 @@ def _train(
         for epoch in range(1, options.MaxEpochs + 1):
             if options.Shuffle == "every-epoch" and epoch > 1:
                 order = group.order(torch.randperm(count))
-            for position in range(per_epoch):
+            cut = _MiniBatches(X, T, group, order, batch_size, device, dtype)
+            for position, (indices, Xb, Tb) in enumerate(
+                prefetched(options.PreprocessingEnvironment, cut, per_epoch)
+            ):
                 iteration += 1
-                indices = group.share(order[position * batch_size : (position + 1) * batch_size])
                 share = len(indices) / batch_size
-                Xb, Tb = X.batch(indices, device, dtype), T.batch(indices, device, dtype)
                 rate = scheduler.rate(iteration, epoch)
                 with torch.enable_grad():
                     Y = net(*as_arguments(Xb), training=True)

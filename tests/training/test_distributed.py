@@ -133,3 +133,71 @@ def test_an_error_a_worker_raises_reaches_the_caller_as_a_dlformat_error(monkeyp
     )
     with pytest.raises(DLFormatError, match='OutputNetwork "best-validation" needs ValidationData'):
         dlf.trainnet(X, LABELS, mlp(), "crossentropy", options)
+
+
+@pytest.mark.parametrize(
+    ("loads", "count", "expected"),
+    [
+        ((1.0, 1.0), 7, [4, 3]),  # equal loads: the split without WorkerLoad
+        ((1.0, 2.0, 1.0), 8, [2, 4, 2]),
+        ((3.0, 1.0), 7, [5, 2]),  # 7 * 3/4 = 5.25 observations: rank 0 ends at 5
+        ((0.5, 0.25, 0.25), 10, [5, 3, 2]),  # ends at round(5), round(7.5) = 8, 10
+    ],
+)
+def test_worker_loads_divide_a_mini_batch_in_proportion(loads, count, expected):
+    """WorkerLoad's vector: worker i takes W(i)/sum(W) of each mini-batch, in order."""
+    groups = [_distributed.Group(rank, len(loads), loads=loads) for rank in range(len(loads))]
+    assert groups[0].shares(count) == expected
+    parts = [group.share(torch.arange(count)).tolist() for group in groups]
+    assert parts == [list(range(sum(expected[:r]), sum(expected[: r + 1]))) for r in range(len(loads))]
+
+
+@pytest.mark.parametrize(
+    ("load", "pool", "expected"),
+    [(None, 4, 4), (0.5, 4, 2), (0.3, 4, 1), (0.1, 4, 1), (1.0, 3, 3), (2, 4, 2), ((1.0, 2.0), 4, 2)],
+)
+def test_worker_load_picks_how_many_workers_train(load, pool, expected):
+    assert _distributed.training_workers(load, pool) == expected
+
+
+def test_worker_load_asking_for_more_workers_than_the_machine_has_is_an_error(monkeypatch):
+    monkeypatch.setenv(_distributed.WORKERS_VARIABLE, "2")
+    with pytest.raises(DLFormatError, match="WorkerLoad 3 asks for 3 training workers; this machine has 2"):
+        _distributed.training_workers(3, 2)
+    with pytest.raises(DLFormatError, match=r"WorkerLoad \[1 1 1\] asks for 3 training workers"):
+        _distributed.training_workers((1.0, 1.0, 1.0), 2)
+
+
+def test_worker_load_under_torchrun_must_use_every_started_process():
+    with pytest.raises(DLFormatError, match=r"WorkerLoad 0.5 asks for 1 training workers, but 2 processes"):
+        _distributed.training_workers(0.5, 2, started=True)
+    assert _distributed.training_workers((1.0, 3.0), 2, started=True) == 2
+
+
+def test_unequal_worker_loads_train_as_one_process(monkeypatch):
+    """WorkerLoad [1 3]: shares of 2 and 5 of each 7 observations; the gradients, weighted by the
+    shares, are still the whole mini-batch's, so the network is the one process's."""
+    monkeypatch.delenv(_distributed.WORKERS_VARIABLE, raising=False)
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    options = dlf.trainingOptions(
+        "adam", InitialLearnRate=0.05, MaxEpochs=2, MiniBatchSize=7, Shuffle="every-epoch",
+        Verbose=False, ExecutionEnvironment="parallel", WorkerLoad=[1, 3],
+    )  # fmt: skip
+    torch.manual_seed(11)
+    parallel, _ = dlf.trainnet(X, LABELS, mlp(), "crossentropy", options)
+    options.ExecutionEnvironment = "cpu"
+    torch.manual_seed(11)
+    single, _ = dlf.trainnet(X, LABELS, mlp(), "crossentropy", options)
+    for (_, _, got), (_, _, expected) in zip(parallel.Learnables, single.Learnables, strict=True):
+        torch.testing.assert_close(got, expected, rtol=1e-10, atol=1e-12)
+
+
+def test_a_worker_load_that_leaves_a_worker_no_observations_is_an_error(monkeypatch):
+    group = _distributed.Group(0, 2, loads=(1.0, 20.0))
+    assert group.shares(7) == [0, 7]
+    monkeypatch.setattr(_distributed, "group_for", lambda *args: group)
+    options = dlf.trainingOptions("sgdm", MaxEpochs=1, MiniBatchSize=7, Verbose=False)
+    with pytest.raises(
+        DLFormatError, match="7 observations cannot be divided among 2 workers with their WorkerLoad"
+    ):
+        dlf.trainnet(X, LABELS, mlp(), "crossentropy", options)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 
 import dlformat as dlf
@@ -122,6 +123,16 @@ def test_setting_an_option_checks_it():
         ("sgdm", {"Metrics": "f1"}, 'Metrics must be one of "accuracy", "rmse", "fscore"'),
         ("sgdm", {"InputDataFormats": "SSXB"}, "is not a data format"),
         ("sgdm", {"SequenceLength": "middle"}, "SequenceLength must be one of"),
+        ("sgdm", {"WorkerLoad": 0}, r"WorkerLoad must be \[\], a fraction in \(0, 1\]"),
+        ("sgdm", {"WorkerLoad": 2.5}, "a number of workers above 1 must be a whole number; got 2.5"),
+        ("sgdm", {"WorkerLoad": [1, 0]}, r"vector of positive finite loads, one per worker.*got \[1, 0\]"),
+        ("sgdm", {"WorkerLoad": True}, "WorkerLoad must be"),
+        ("sgdm", {"DispatchInBackground": "yes"}, "DispatchInBackground must be true or false"),
+        (
+            "sgdm",
+            {"PreprocessingEnvironment": "threads"},
+            'must be one of "serial", "background", "parallel"',
+        ),
     ],
 )
 def test_bad_values_are_clear_errors(solver, options, message):
@@ -141,3 +152,32 @@ def test_display_of_validation_data_and_lists():
     shown = {line.split(":")[0].strip(): line.split(": ", 1)[1] for line in repr(options).splitlines()[2:]}
     assert shown["ValidationData"] == "{1×2 cell}"
     assert shown["Metrics"] == "{'accuracy'  'rmse'}"
+
+
+@pytest.mark.parametrize(
+    ("given", "kept", "shown"),
+    [
+        (None, None, "[]"),
+        ([], None, "[]"),
+        (0.5, 0.5, "0.5000"),
+        (4, 4, "4"),
+        ([1, 2, 1], (1.0, 2.0, 1.0), "[1 2 1]"),
+        (np.ones(3), (1.0, 1.0, 1.0), "[1 1 1]"),
+    ],
+)
+def test_worker_load_forms(given, kept, shown):
+    """WorkerLoad: [] (the default), a fraction of each machine's workers, a number of workers or a
+    vector of per-worker loads (its use: tests/training/test_distributed.py)."""
+    options = dlf.trainingOptions("sgdm", WorkerLoad=given)
+    assert options.WorkerLoad == kept
+    lines = dict(line.split(": ", 1) for line in repr(options).splitlines()[2:])
+    assert lines["WorkerLoad".rjust(len(max(lines, key=len)))] == shown
+    assert dlf.TrainingOptions.from_config(options.get_config()) == options
+
+
+def test_dispatch_in_background_is_the_legacy_name_of_background_preprocessing():
+    options = dlf.trainingOptions("sgdm", DispatchInBackground=True)
+    assert options.PreprocessingEnvironment == "background" and options.DispatchInBackground is True
+    options.DispatchInBackground = False
+    assert options.PreprocessingEnvironment == "serial" and options.DispatchInBackground is False
+    assert "DispatchInBackground" not in repr(options)  # shown as PreprocessingEnvironment
