@@ -7,8 +7,8 @@ class name follows the solver (``TrainingOptionsSGDM``, ``TrainingOptionsADAM``,
 (L-BFGS's in :mod:`._lbfgs`, with the shared ones it has no use for in ``_NOT_FOR``). The
 defaults and the display order are MathWorks' (the ``trainingOptions`` page's display of
 ``trainingOptions("sgdm")``).
-Options dlformat does not act on yet are accepted only at their defaults: another value is a
-clear error, never silently ignored (docs/training.md lists them).
+Every option MATLAB has is declared and acted on; what dlformat does not port (the ``"lm"``
+solver, some schedule objects) is a clear error, never silently ignored (docs/training.md).
 """
 
 from __future__ import annotations
@@ -80,18 +80,6 @@ def _choice(*allowed: str) -> Check:
         return _validate.choice(name, value, allowed)
 
     return check
-
-
-def _only(default: Any, why: str, check: Check | None = None) -> Check:
-    """An option dlformat accepts only at its default for now (``why`` says what is missing)."""
-
-    def checked(name: str, value: object) -> Any:
-        value = check(name, value) if check is not None else value
-        if value != default and not (value is None and default is None):
-            raise DLFormatError(f"{name}: {why}; only its default {default!r} is supported so far")
-        return value
-
-    return checked
 
 
 def _sequence_length(name: str, value: object) -> str | int:
