@@ -881,6 +881,12 @@ def trainNetwork(
         if len(names) != 1:
             raise DLFormatError(
                 f"trainNetwork: the layerGraph must have one output layer; it has {len(names) or 'none'}"
+                + (
+                    " (MATLAB's trainNetwork does not train networks with several outputs either: "
+                    "train them with trainnet and a loss function of all the outputs)"
+                    if len(names) > 1
+                    else ""
+                )
             )
         output = body._by_name[names[0]]
         feeding = body._links.get((names[0], output.InputNames[0]))

@@ -393,6 +393,18 @@ def test_trainNetwork_with_a_layer_graph_gives_a_dag_network():
     assert dlf.dims(Y) == "CB" and tuple(Y.shape) == (1, 32)
 
 
+def test_trainNetwork_refuses_several_output_layers_as_matlab_does():
+    lgraph = dlf.layerGraph(
+        [dlf.featureInputLayer(2), dlf.fullyConnectedLayer(1), dlf.regressionLayer(Name="out1")]
+    )
+    lgraph = dlf.addLayers(lgraph, [dlf.fullyConnectedLayer(1, Name="fc2"), dlf.regressionLayer(Name="out2")])
+    lgraph = dlf.connectLayers(lgraph, "featureinput", "fc2")
+    options = dlf.trainingOptions("sgdm", MaxEpochs=1, Verbose=False)
+    X = torch.randn(8, 2)
+    with pytest.raises(DLFormatError, match=r"it has 2 .*does not train networks with several outputs either"):
+        dlf.trainNetwork(X, X[:, :1], lgraph, options)
+
+
 def test_the_legacy_info_struct():
     X, T = torch.tensor(X64), torch.tensor(T64)
     options = dlf.trainingOptions("sgdm", MaxEpochs=3, MiniBatchSize=4, Verbose=False, ValidationData=(X, T),
