@@ -10,17 +10,21 @@ A schedule gives the learning rate of each training iteration from the base rate
   :func:`exponentialLearnRate` (R2024b): ``α₀ · DropFactor^(k / Period)``, ``k`` the schedule's
   step (0 first) in its ``FrequencyUnit`` (MathWorks' pages: piecewiseLearnRate,
   exponentialLearnRate).
+- a custom schedule: a subclass of :class:`LearnRateSchedule` (MATLAB's
+  ``deep.LearnRateSchedule``) with an ``update`` method (MathWorks' "Define Custom Learning Rate
+  Schedule").
 - a list of schedules, run one after the other: each runs for its ``NumSteps`` and counts its
   steps from its own start (MathWorks' polynomialLearnRate page describes this for lists).
 - a callable ``f(baseLearnRate, epoch)`` returning the rate of that epoch (1-based).
 
 ``warmupLearnRate``, ``polynomialLearnRate``, ``cosineLearnRate`` and ``cyclicalLearnRate`` are
 not ported: their formulas are images on MathWorks' pages that could not be read here; naming
-them is a clear error.
+them is a clear error, as is ``"exponential"`` (exponentialLearnRate's defaults are not known).
 """
 
 from __future__ import annotations
 
+import copy
 import inspect
 import math
 from collections.abc import Callable
@@ -31,21 +35,70 @@ from .._errors import DLFormatError
 
 __all__ = ["LearnRateSchedule", "exponentialLearnRate", "piecewiseLearnRate"]
 
-_NOT_PORTED = ("warmup", "polynomial", "cosine", "cyclical")
+# the names MATLAB's trainingOptions takes that dlformat cannot honour yet, and why
+_UNSOURCED_FORMULA = "its formula could not be sourced from MathWorks' documentation"
+_NOT_PORTED = {
+    "warmup": _UNSOURCED_FORMULA,
+    "polynomial": _UNSOURCED_FORMULA,
+    "cosine": _UNSOURCED_FORMULA,
+    "cyclical": _UNSOURCED_FORMULA,
+    "exponential": (
+        "exponentialLearnRate's default DropFactor and Period could not be sourced; give "
+        "exponentialLearnRate(DropFactor=..., Period=..., FrequencyUnit=...)"
+    ),
+}
+_UNITS = ("epoch", "iteration")
 
 
 class LearnRateSchedule:
-    """Base of the schedule objects: ``FrequencyUnit``, ``NumSteps`` and :meth:`factor`."""
+    """MATLAB's ``deep.LearnRateSchedule``: the base of schedule objects, built-in and custom.
+
+    A custom schedule (MathWorks: "Define Custom Learning Rate Schedule") is a subclass that sets
+    ``FrequencyUnit`` (``"epoch"`` or ``"iteration"``) and ``NumSteps`` (a positive integer, or
+    ``Inf`` for a schedule that never ends) in its constructor and defines
+    ``update(initialLearnRate, iteration, epoch)``, returning the updated schedule and the learning
+    rate, as MATLAB's ``[schedule,learnRate] = update(schedule,initialLearnRate,iteration,epoch)``
+    does. ``initialLearnRate`` is the options' ``InitialLearnRate``; ``iteration`` and ``epoch``
+    count (from 1) from the schedule's own start, as a schedule inside a list counts its steps.
+    With ``FrequencyUnit="epoch"`` the rate is asked for once per epoch and kept for its
+    iterations. Training works on a copy: the schedule in the options is left as it was, as
+    MATLAB's value objects are. The built-in schedules define :meth:`factor` instead.
+
+    Examples:
+        >>> class timeBasedDecayLearnRate(dlf.LearnRateSchedule):
+        ...     def __init__(self, decay):
+        ...         self.FrequencyUnit, self.NumSteps, self.Decay = "iteration", float("inf"), decay
+        ...     def update(self, initialLearnRate, iteration, epoch):
+        ...         return self, initialLearnRate / (1 + self.Decay * (iteration - 1))
+        >>> schedule = timeBasedDecayLearnRate(0.5)
+        >>> schedule.update(0.1, 3, 1)[1]
+        0.05
+        >>> print(schedule)
+          timeBasedDecayLearnRate with properties:
+        <BLANKLINE>
+                    Decay: 0.5
+            FrequencyUnit: "iteration"
+                 NumSteps: Inf
+    """
 
     FrequencyUnit: str
     NumSteps: float = math.inf
+
+    def update(self, initialLearnRate: float, iteration: int, epoch: int) -> tuple[LearnRateSchedule, float]:
+        """The updated schedule and the learning rate of ``iteration`` in ``epoch`` (both from 1)."""
+        step = (epoch if self.FrequencyUnit == "epoch" else iteration) - 1
+        return self, initialLearnRate * self.factor(step)
 
     def factor(self, step: int) -> float:
         """The multiplier of the base rate at the schedule's ``step`` (0 first)."""
         raise NotImplementedError
 
     def _properties(self) -> dict[str, Any]:
-        return {}
+        # a custom schedule shows its own properties, as MATLAB displays a class's public ones
+        shared = ("FrequencyUnit", "NumSteps")
+        return {
+            key: value for key, value in vars(self).items() if not key.startswith("_") and key not in shared
+        }
 
     def __repr__(self) -> str:
         rows = {**self._properties(), "FrequencyUnit": self.FrequencyUnit, "NumSteps": self.NumSteps}
@@ -77,7 +130,7 @@ def _drop_factor(caller: str, value: object) -> float:
 
 
 def _unit(caller: str, value: object) -> str:
-    return _validate.choice(f"{caller}: FrequencyUnit", value, ("epoch", "iteration"))
+    return _validate.choice(f"{caller}: FrequencyUnit", value, _UNITS)
 
 
 class piecewiseLearnRate(LearnRateSchedule):  # noqa: N801  # MATLAB's class name
@@ -140,26 +193,30 @@ class exponentialLearnRate(LearnRateSchedule):  # noqa: N801  # MATLAB's class n
 def check_schedule(name: str, value: object) -> Any:
     """``"none"``, ``"piecewise"``, a schedule object, a list of them, or a callable."""
     if isinstance(value, str):
-        if value.lower() in _NOT_PORTED:
+        reason = _NOT_PORTED.get(value.lower())
+        if reason is not None:
             raise DLFormatError(
-                f'{name} "{value}" is not yet ported (its formula could not be sourced); use "none", '
-                '"piecewise", piecewiseLearnRate, exponentialLearnRate or a function'
+                f'{name} "{value}" is not yet ported ({reason}); use "none", "piecewise", '
+                "piecewiseLearnRate, exponentialLearnRate, a custom schedule or a function"
             )
         return _validate.choice(
             name, value, ("none", "piecewise"), also=", a schedule object, a list, or a function"
         )
     if isinstance(value, LearnRateSchedule):
-        return value
+        return _checked_object(name, value)
     if isinstance(value, (list, tuple)) and value:
         items = [check_schedule(name, item) for item in value]
         if not all(isinstance(item, LearnRateSchedule) for item in items):
             raise DLFormatError(
                 f"{name}: a list of schedules holds schedule objects (piecewiseLearnRate, ...)"
             )
-        units = {item.FrequencyUnit for item in items}
-        if len(units) > 1:
+        units = [item.FrequencyUnit for item in items]
+        if "iteration" in units and "epoch" in units[units.index("iteration") :]:
+            # an iteration-counted schedule may end inside an epoch: where MATLAB starts the next
+            # epoch-counted one is not documented
             raise DLFormatError(
-                f"{name}: a list mixing FrequencyUnit values is not yet supported; use one unit"
+                f'{name}: a schedule with FrequencyUnit "epoch" after one with "iteration" is not '
+                'supported; put the "epoch" schedules first'
             )
         return list(items)
     if callable(value):
@@ -176,11 +233,38 @@ def check_schedule(name: str, value: object) -> Any:
     )
 
 
-class Scheduler:
-    """The learning rate of each iteration, from the options' base rate and schedule."""
+def _checked_object(name: str, schedule: LearnRateSchedule) -> LearnRateSchedule:
+    """A schedule object whose FrequencyUnit, NumSteps and update method can run (custom ones too)."""
+    kind = type(schedule).__name__
+    if not hasattr(schedule, "FrequencyUnit"):
+        raise DLFormatError(
+            f'{name}: {kind} sets no FrequencyUnit; a custom schedule sets it ("epoch" or '
+            '"iteration") in its constructor'
+        )
+    schedule.FrequencyUnit = _unit(f"{name}: {kind}", schedule.FrequencyUnit)
+    steps = schedule.NumSteps
+    if not (isinstance(steps, float) and steps == math.inf):
+        _validate.positive_integer(f"{name}: {kind}'s NumSteps (or Inf)", steps)
+    own = type(schedule)
+    if own.update is LearnRateSchedule.update and own.factor is LearnRateSchedule.factor:
+        raise DLFormatError(
+            f"{name}: {kind} defines no update method; a custom schedule defines "
+            "update(initialLearnRate, iteration, epoch) returning (schedule, learnRate)"
+        )
+    return schedule
 
-    def __init__(self, base: float, schedule: Any, drop_factor: float, drop_period: int) -> None:
+
+class Scheduler:
+    """The learning rate of each iteration, from the options' base rate and schedule.
+
+    ``rate`` is asked once per iteration, in order: custom schedules may keep state.
+    """
+
+    def __init__(
+        self, base: float, schedule: Any, drop_factor: float, drop_period: int, per_epoch: int
+    ) -> None:
         self.base = base
+        self.per_epoch = per_epoch
         self.function: Callable[[float, int], float] | None = None
         self.schedules: list[LearnRateSchedule] = []
         if isinstance(schedule, str):
@@ -192,18 +276,40 @@ class Scheduler:
             self.schedules = schedule
         else:
             self.function = schedule
+        # training updates copies: the options' schedule objects stay as they were (MATLAB values)
+        self.schedules = copy.deepcopy(self.schedules)
+        self._held: tuple[int, int, float] | None = None  # an epoch schedule's (index, epoch, rate)
 
     def rate(self, iteration: int, epoch: int) -> float:
         """The rate of ``iteration`` (1-based) in ``epoch`` (1-based)."""
         if self.function is not None:
             value = self.function(self.base, epoch)
             return _validate.positive("LearnRateSchedule function's learning rate", value)
-        rate = self.base
-        step = (epoch if self.schedules and self.schedules[0].FrequencyUnit == "epoch" else iteration) - 1
-        for schedule in self.schedules:
+        first = 1  # the training iteration where the running schedule started
+        for index, schedule in enumerate(self.schedules):
+            first_epoch = (first - 1) // self.per_epoch + 1
+            in_epochs = schedule.FrequencyUnit == "epoch"
+            step = epoch - first_epoch if in_epochs else iteration - first
             if step < schedule.NumSteps:
-                return self.base * schedule.factor(step)
-            step -= int(schedule.NumSteps)
+                return self._update(index, iteration - first + 1, epoch - first_epoch + 1, in_epochs)
+            # epoch schedules all come first (check_schedule), so an epoch one ends on an epoch's end
+            first += int(schedule.NumSteps) * (self.per_epoch if in_epochs else 1)
+        return self.base
+
+    def _update(self, index: int, iteration: int, epoch: int, in_epochs: bool) -> float:
+        if in_epochs and self._held is not None and self._held[:2] == (index, epoch):
+            return self._held[2]
+        schedule = self.schedules[index]
+        result = schedule.update(self.base, iteration, epoch)
+        if not (isinstance(result, tuple) and len(result) == 2 and isinstance(result[0], LearnRateSchedule)):
+            raise DLFormatError(
+                f"{type(schedule).__name__}.update must return (schedule, learnRate), as MATLAB's "
+                f"[schedule,learnRate] = update(...) does; got {_validate.describe(result)}"
+            )
+        self.schedules[index] = result[0]
+        rate = _validate.positive(f"the learning rate from {type(schedule).__name__}.update", result[1])
+        if in_epochs:
+            self._held = (index, epoch, rate)
         return rate
 
 

@@ -414,6 +414,7 @@ def _train(
         options.LearnRateSchedule,
         options.LearnRateDropFactor,
         options.LearnRateDropPeriod,
+        per_epoch,
     )
     keys, parameters, l2_factors = _parameters.network_rows(net, "L2Factor")
     solver = _Solver(options)
