@@ -66,6 +66,10 @@ PUBLIC = {
     # trainingOptions, schedules, trainnet and trainNetwork (issue 16)
     "trainingOptions", "TrainingOptions", "trainnet", "TrainingInfo", "trainNetwork", "LegacyTrainingInfo",
     "piecewiseLearnRate", "exponentialLearnRate", "LearnRateSchedule",
+    # the metric objects and deep.Metric (issue 16)
+    "accuracyMetric", "AccuracyMetric", "aucMetric", "AUCMetric", "fScoreMetric", "FScoreMetric", "mapeMetric",
+    "MAPEMetric", "precisionMetric", "PrecisionMetric", "recallMetric", "RecallMetric", "rmseMetric", "RMSEMetric",
+    "rSquaredMetric", "RSquaredMetric", "Metric",
     # MATLAB's functions on dlarrays (issue 12, docs/dlarray_functions.md)
     "abs", "acos", "acosh", "all", "any", "asin", "asinh", "atan", "atan2", "atanh", "cast", "cat", "ceil",
     "circshift", "cos", "cosh", "cot", "csc", "ctranspose", "cumsum", "double", "eq", "erf", "exp", "fix", "flip",

@@ -1,5 +1,6 @@
 """MATLAB's custom training loop: ``dlfeval``, ``dlgradient``, ``dljacobian``, ``dlaccelerate``,
-``dlupdate``, the solver update functions, ``minibatchqueue`` and ``trainingProgressMonitor``.
+``dlupdate``, the solver update functions, ``minibatchqueue`` and ``trainingProgressMonitor``;
+``trainnet`` and its options, schedules and metric objects (``_metrics``).
 
 One module per concept: ``_dlfeval`` (evaluation with tracing), ``_dlgradient``, ``_dlupdate``,
 ``_solvers`` (``adamupdate``, ``sgdmupdate``, ``rmspropupdate``), ``_lbfgs`` (``lbfgsupdate``,
@@ -16,6 +17,25 @@ from ._dljacobian import dldivergence, dljacobian, dllaplacian
 from ._dlode45 import dlode45
 from ._dlupdate import dlupdate
 from ._lbfgs import LBFGSState, lbfgsState, lbfgsupdate
+from ._metrics import (
+    AccuracyMetric,
+    AUCMetric,
+    FScoreMetric,
+    MAPEMetric,
+    Metric,
+    PrecisionMetric,
+    RecallMetric,
+    RMSEMetric,
+    RSquaredMetric,
+    accuracyMetric,
+    aucMetric,
+    fScoreMetric,
+    mapeMetric,
+    precisionMetric,
+    recallMetric,
+    rmseMetric,
+    rSquaredMetric,
+)
 from ._minibatchqueue import MiniBatchQueue, minibatchqueue
 from ._monitor import (
     TrainingProgressMonitor,
@@ -30,15 +50,26 @@ from ._solvers import adamupdate, rmspropupdate, sgdmupdate
 from ._trainer import LegacyTrainingInfo, TrainingInfo, trainnet, trainNetwork
 
 __all__ = [
+    "AUCMetric",
     "AcceleratedFunction",
+    "AccuracyMetric",
+    "FScoreMetric",
     "LBFGSState",
     "LearnRateSchedule",
     "LegacyTrainingInfo",
+    "MAPEMetric",
+    "Metric",
     "MiniBatchQueue",
+    "PrecisionMetric",
+    "RMSEMetric",
+    "RSquaredMetric",
+    "RecallMetric",
     "TrainingInfo",
     "TrainingOptions",
     "TrainingProgressMonitor",
+    "accuracyMetric",
     "adamupdate",
+    "aucMetric",
     "clearCache",
     "dlaccelerate",
     "dldivergence",
@@ -49,12 +80,18 @@ __all__ = [
     "dlode45",
     "dlupdate",
     "exponentialLearnRate",
+    "fScoreMetric",
     "groupSubPlot",
     "lbfgsState",
     "lbfgsupdate",
+    "mapeMetric",
     "minibatchqueue",
     "piecewiseLearnRate",
+    "precisionMetric",
+    "rSquaredMetric",
+    "recallMetric",
     "recordMetrics",
+    "rmseMetric",
     "rmspropupdate",
     "sgdmupdate",
     "trainNetwork",

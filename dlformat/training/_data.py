@@ -33,7 +33,6 @@ __all__ = [
     "as_arguments",
     "input_format",
     "is_labels",
-    "single",
     "target_format",
     "with_input_statistics",
 ]
@@ -175,14 +174,6 @@ class Columns:
 
 
 Data = Column | Columns  # the predictors, or the targets, of a training run
-
-
-def single(batch: DLArray | tuple[DLArray, ...]) -> DLArray:
-    """The mini-batch of a one-output network's targets: what metrics compare (trainnet refuses
-    Metrics for a network with several outputs)."""
-    if isinstance(batch, tuple):
-        raise DLFormatError("Metrics need a network with one output")
-    return batch
 
 
 def as_arguments(batch: DLArray | tuple[DLArray, ...]) -> tuple[DLArray, ...]:

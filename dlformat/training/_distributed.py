@@ -108,15 +108,22 @@ class Group:
         return [part.view_as(g) for part, g in zip(parts, gradients, strict=True)]
 
     def average(self, record: dict[str, Any], names: Sequence[str], weight: float) -> dict[str, float]:
-        """The named per-rank numbers (loss, metrics) averaged over ranks, weighted by their shares;
-        ``"rmse"`` averaged as its square, so that it is the whole mini-batch's."""
+        """The named per-rank numbers (the loss) averaged over ranks, weighted by their shares."""
         if self.size == 1:
             return {}
-        squared = [name == "rmse" for name in names]
-        local = [float(record[n]) ** (2 if s else 1) * weight for n, s in zip(names, squared, strict=True)]
-        total = torch.tensor(local, dtype=torch.float64, device=self.device)
+        total = torch.tensor(
+            [float(record[n]) * weight for n in names], dtype=torch.float64, device=self.device
+        )
         dist.all_reduce(total)
-        return {n: v**0.5 if s else v for n, v, s in zip(names, total.tolist(), squared, strict=True)}
+        return dict(zip(names, total.tolist(), strict=True))
+
+    def gathered(self, value: T) -> list[T]:
+        """Every rank's ``value`` (a metric's working copy, to ``aggregate``), in rank order."""
+        if self.size == 1:
+            return [value]
+        values: list[Any] = [None] * self.size
+        dist.all_gather_object(values, value)
+        return values
 
     def any(self, flag: bool) -> bool:
         """Whether ``flag`` holds on any rank (rank 0's output function asking to stop stops all)."""

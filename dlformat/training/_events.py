@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from ._checkpoints import Checkpoints, is_main_process
-from ._metrics import Metric
+from ._metrics import Tracked
 from ._monitor import TrainingProgressMonitor
 from ._output_fcn import OutputFunctions
 from ._progress_plot import ProgressFigure
@@ -27,7 +27,7 @@ class TrainingEvents:
         self,
         options: Any,
         legacy: bool,
-        metrics: Sequence[Metric],
+        metrics: Sequence[Tracked],
         iterations: Sequence[dict[str, Any]],
         validations: Sequence[dict[str, Any]],
         last: int,

@@ -21,11 +21,11 @@ import torch
 from .._dlarray import DLArray
 from ..networks import DLNetwork
 from . import _parameters
-from ._data import Data, as_arguments, single
+from ._data import Data, as_arguments
 from ._events import TrainingEvents
 from ._interrupt import STOPPED_MANUALLY, StopRequests
 from ._lbfgs import lbfgsState, lbfgsupdate
-from ._metrics import Metric
+from ._metrics import Tracked
 from ._options import TrainingOptions
 from ._output_fcn import STOPPED
 from ._trainer import Loss, _clock, _device, _Outcome, _Validation
@@ -42,7 +42,7 @@ STOP_REASONS = {
 
 
 class _Printer:
-    def __init__(self, validating: bool, metrics: Sequence[Metric]) -> None:
+    def __init__(self, validating: bool, metrics: Sequence[Tracked]) -> None:
         self.columns = ["Iteration", "TimeElapsed", "TrainingLoss"]
         self.columns += ["ValidationLoss"] if validating else []
         self.columns += ["GradientNorm", "StepNorm"]
@@ -74,7 +74,7 @@ def train_lbfgs(
     T: Data,
     loss_fn: Loss,
     options: TrainingOptions,
-    metrics: Sequence[Metric],
+    metrics: Sequence[Tracked],
     validating: _Validation,
 ) -> _Outcome:
     """Trains ``net`` in place with L-BFGS over the whole data set; returns what was recorded.
@@ -158,7 +158,7 @@ def train_lbfgs(
                 "StepNorm": state.StepNorm,
             }
             for metric in metrics:
-                record[metric.name] = metric(Y, single(Tb))
+                record[metric.name] = metric(Y, Tb)
             outcome.iterations.append(record)
             stop = None
             if state.GradientsNorm < options.GradientTolerance:  # also where no descent was left to search

@@ -25,7 +25,7 @@ import torch
 from .. import _validate
 from .._errors import DLFormatError
 from ._lbfgs import LBFGS_EXCLUDED, LBFGS_OPTIONS
-from ._metrics import metric_of
+from ._metrics import Metric, entries
 from ._minibatchqueue import MiniBatchQueue
 from ._progress_plot import PLOT_FILES, require_matplotlib
 from ._schedules import LearnRateSchedule, check_schedule
@@ -129,22 +129,16 @@ def _validation_data(name: str, value: object) -> Any:
 
 
 def _metrics(name: str, value: object) -> tuple[Any, ...]:
-    """Built-in metric names (lower case) and metric functions, in the order given."""
+    """Built-in metric names (lower case), metric objects and metric functions, in the order given."""
     if value is None or (isinstance(value, (list, tuple)) and len(value) == 0):
         return ()
-    items = [value] if isinstance(value, str) or callable(value) else value
+    items = [value] if isinstance(value, (str, Metric)) or callable(value) else value
     if not isinstance(items, Sequence):
         raise DLFormatError(
-            f'{name} must be a metric name such as "accuracy", a metric function or a list of them; '
-            f"got {_validate.describe(value)}"
+            f'{name} must be a metric name such as "accuracy", a metric object, a metric function or a '
+            f"list of them; got {_validate.describe(value)}"
         )
-    checked = [metric_of(name, item) for item in items]
-    columns = [metric.column for metric in checked]
-    if len(set(columns)) != len(columns):
-        raise DLFormatError(f"{name} names a metric twice: {', '.join(columns)}")
-    return tuple(
-        metric.name if isinstance(item, str) else item for metric, item in zip(checked, items, strict=True)
-    )
+    return entries(name, items)
 
 
 def _output_fcn(name: str, value: object) -> Any:

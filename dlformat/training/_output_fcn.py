@@ -17,7 +17,7 @@ import datetime
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ._metrics import Metric
+from ._metrics import Tracked
 
 __all__ = ["STOPPED", "OutputFcnInfo", "OutputFunctions"]
 
@@ -45,7 +45,7 @@ class OutputFcnInfo:
 class OutputFunctions:
     """Builds the info struct of each call and calls the functions; ``legacy`` picks trainNetwork's fields."""
 
-    def __init__(self, functions: Any, legacy: bool, metrics: Sequence[Metric]) -> None:
+    def __init__(self, functions: Any, legacy: bool, metrics: Sequence[Tracked]) -> None:
         if functions is None:
             self.functions: list[Callable[[OutputFcnInfo], Any]] = []
         else:

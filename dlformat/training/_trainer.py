@@ -47,13 +47,12 @@ from ._data import (
     as_arguments,
     input_format,
     is_labels,
-    single,
     target_format,
     with_input_statistics,
 )
 from ._events import TrainingEvents
 from ._interrupt import STOPPED_MANUALLY, StopRequests
-from ._metrics import BUILT_IN, Metric, metric_of, rows
+from ._metrics import Tracked, tracked
 from ._options import TrainingOptions
 from ._output_fcn import STOPPED
 from ._population import set_population_statistics
@@ -220,7 +219,9 @@ def _clock(seconds: float) -> str:
 class _Printer:
     """The verbose table: ``trainNetwork``'s legacy one or ``trainnet``'s own."""
 
-    def __init__(self, legacy: bool, metric: str | None, validating: bool, metrics: Sequence[Metric]) -> None:
+    def __init__(
+        self, legacy: bool, metric: str | None, validating: bool, metrics: Sequence[Tracked]
+    ) -> None:
         self.legacy, self.metric, self.validating, self.metrics = legacy, metric, validating, metrics
 
     def header(self) -> None:
@@ -309,7 +310,7 @@ class _Validation:
         options: TrainingOptions,
         data: tuple[Data, Data] | None,
         loss_fn: Loss,
-        metrics: Sequence[Metric],
+        metrics: Sequence[Tracked],
         legacy: bool,
     ) -> None:
         output = options.OutputNetwork
@@ -363,7 +364,7 @@ def _train(
     validation: tuple[Data, Data] | None,
     loss_fn: Loss,
     options: TrainingOptions,
-    metrics: Sequence[Metric],
+    metrics: Sequence[Tracked],
     legacy_metric: str | None,
     legacy: bool = False,
     saved: Callable[[DLNetwork], Any] = lambda net: net,
@@ -420,7 +421,7 @@ def _train(
     solver = _Solver(options)
     outcome = _Outcome()
     printer = _Printer(legacy_metric is not None, legacy_metric, validation is not None, metrics)
-    wanted = [*metrics, *([BUILT_IN[legacy_metric]] if legacy_metric else [])]
+    wanted = [*metrics, *(tracked(caller, [legacy_metric], ("",)) if legacy_metric else [])]
     validating = _Validation(caller, options, validation, loss_fn, wanted, legacy)
     last = options.MaxEpochs * per_epoch
     # rank 0 reports (OutputFcn, checkpoints, Plots) and prints; a stop it is asked for stops every rank
@@ -473,9 +474,9 @@ def _train(
                     "TrainingLoss": float(value.detach()),
                     "BaseLearnRate": rate,
                 }
-                for metric in wanted:
-                    record[metric.name] = metric(Y, single(Tb))
-                record.update(group.average(record, ["TrainingLoss", *(m.name for m in wanted)], share))
+                for metric in wanted:  # in data-parallel training, aggregated over the workers
+                    record[metric.name] = metric(Y, Tb, group)
+                record.update(group.average(record, ["TrainingLoss"], share))
                 outcome.iterations.append(record)
                 checked = None
                 if validation is not None and (
@@ -534,13 +535,23 @@ def _reporting(events: TrainingEvents | None) -> Iterator[StopRequests]:
             raise
 
 
-def _objective(caller: str, name: str, metrics: Sequence[Metric]) -> tuple[str, int]:
+def _objective(caller: str, name: str, metrics: Sequence[Tracked]) -> tuple[str, int]:
     """The validation value ``ObjectiveMetricName`` names and its sign as a value to minimize:
-    the loss, or one of the metrics (a larger accuracy, F-score, ... is better)."""
+    the loss, or one of the metrics (its ``Maximize``: a larger accuracy, F-score, ... is better)."""
     if name.lower() == "loss":
         return "ValidationLoss", 1
     for metric in metrics:
         if name.lower() in (metric.name.lower(), metric.column.lower()):
+            if metric.function:  # MathWorks' "Define Custom Metric Function" page
+                raise DLFormatError(
+                    f'{caller}: ObjectiveMetricName "{name}" is a metric function; as in MATLAB, early '
+                    "stopping and the best network need a metric object (a dlf.Metric subclass with Maximize)"
+                )
+            if metric.larger is None:
+                raise DLFormatError(
+                    f'{caller}: ObjectiveMetricName "{name}": the metric does not say whether larger is '
+                    "better; set its Maximize property to True or False"
+                )
             return metric.name, -1 if metric.larger else 1
     raise DLFormatError(
         f'{caller}: ObjectiveMetricName "{name}" is neither "loss" nor one of the Metrics '
@@ -552,36 +563,28 @@ def _validate_net(
     net: DLNetwork,
     validation: tuple[Data, Data],
     loss_fn: Loss,
-    metrics: Sequence[Metric],
+    metrics: Sequence[Tracked],
     batch_size: int,
     device: torch.device,
     dtype: torch.dtype,
 ) -> dict[str, Any]:
     """The loss over the validation data, in mini-batches weighted by their sizes, and each metric
-    over the rows of all of them together (a metric function: weighted by the sizes too)."""
+    over all of them: reset, updated with each mini-batch, evaluated (see :mod:`._metrics`)."""
     X, T = validation
     total = len(X)
-    sums: dict[str, float] = {"ValidationLoss": 0.0, **{m.name: 0.0 for m in metrics if not m.by_rows}}
-    outputs: list[np.ndarray] = []
-    targets: list[np.ndarray] = []
+    sums: dict[str, float] = {"ValidationLoss": 0.0}
     with torch.no_grad():
         for begin in range(0, total, batch_size):
             indices = torch.arange(begin, min(begin + batch_size, total))
             Xb, Tb = X.batch(indices, device, dtype), T.batch(indices, device, dtype)
             Y = net(*as_arguments(Xb), training=False)
             loss = loss_fn(Y, Tb)
-            share = len(indices) / total
-            sums["ValidationLoss"] += float(loss._data if isinstance(loss, DLArray) else loss) * share
+            sums["ValidationLoss"] += (
+                float(loss._data if isinstance(loss, DLArray) else loss) * len(indices) / total
+            )
             for metric in metrics:
-                if not metric.by_rows:
-                    sums[metric.name] += metric(Y, single(Tb)) * share
-            if any(metric.by_rows for metric in metrics):
-                y, t = rows(Y, single(Tb))
-                outputs.append(y)
-                targets.append(t)
-    if outputs:
-        y, t = np.concatenate(outputs), np.concatenate(targets)
-        sums.update({m.name: m.compute(y, t) for m in metrics if m.by_rows})
+                metric.validate(Y, Tb, first=begin == 0)
+    sums.update({metric.name: metric.validated() for metric in metrics})
     return sums
 
 
@@ -813,17 +816,12 @@ def trainnet(
                 f"trainnet: the network has {len(outputs)} outputs ({', '.join(outputs)}); give lossFcn as a "
                 "function loss = f(Y1, ..., Yn, T1, ..., Tn) of the outputs and targets in that order"
             )
-        if options.Metrics:
-            raise DLFormatError(
-                "trainnet: Metrics of a network with several outputs need MATLAB's metric objects with "
-                "NetworkOutput, which are not yet ported"
-            )
         loss_fn = _SpreadLoss(lossFcn)
     named = None
     if data is not None:
         X, T, named = read_source("trainnet", data, _input_layers(source), options, len(outputs))
     trained, Xc, Tc, validation = _prepared("trainnet", source, X, T, options, named, indices)
-    metrics = [metric_of("trainingOptions: Metrics", m) for m in options.Metrics]
+    metrics = tracked("trainnet", options.Metrics, trained.OutputNames)
     outcome = _train("trainnet", trained, Xc, Tc, validation, loss_fn, options, metrics, None)
     _set_batchnorm_statistics(trained, Xc, options)
     # the variables MathWorks' TrainingInfo page lists, in its order; metrics by MATLAB's metric names

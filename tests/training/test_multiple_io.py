@@ -104,7 +104,7 @@ def test_each_input_layer_gets_the_statistics_of_its_own_predictors():
         ((X1, X2), (T1, T2), "mse", {}, r"2 outputs \(add, fc3\); give lossFcn as a function"),
         (X1, (T1, T2), loss, {}, r"2 inputs \(in1, in2\); give the input data as a tuple of 2"),
         ((X1, X2), T1, loss, {}, r"2 outputs \(add, fc3\); give the output data as a tuple of 2"),
-        ((X1, X2), (T1, T2), loss, {"Metrics": "rmse"}, "Metrics of a network with several outputs"),
+        ((X1, X2), (T1, T2), loss, {"Metrics": "rmse"}, r"2 outputs \(add, fc3\); give the metric RMSE a NetworkOutput"),
         ((X1, X2[:5]), (T1, T2), loss, {}, r"predictors must all have one number of observations; they have \[8, 5\]"),
         ((X1, X2), (T1, T2), loss, {"InputDataFormats": "BC"}, r"InputDataFormats has 1 format\(s\); the network has 2"),
     ],
