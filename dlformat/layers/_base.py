@@ -717,9 +717,9 @@ class Layer(nn.Module, metaclass=_LayerType):
             return f"'{value}'"
         if callable(value):
             return f"@{getattr(value, '__name__', type(value).__name__)}"
-        if isinstance(value, float) and value.is_integer():
-            return str(int(value))
-        return str(value)
+        if _is_number_vector(value):  # a size, a stride, per-gate factors: MATLAB's row vector
+            return "[" + " ".join(_shown_number(item) for item in value) + "]"
+        return _shown_number(value) if isinstance(value, float) else str(value)
 
     def __repr__(self) -> str:
         groups = self._display_groups()
@@ -733,6 +733,15 @@ class Layer(nn.Module, metaclass=_LayerType):
 
     def extra_repr(self) -> str:
         return ", ".join(f"{key}={value!r}" for key, value in self.get_config().items())
+
+
+def _is_number_vector(value: Any) -> bool:
+    return isinstance(value, tuple) and bool(value) and all(isinstance(item, (int, float)) for item in value)
+
+
+def _shown_number(value: float) -> str:
+    """A number as the display writes it: whole numbers without a decimal point, as MATLAB does."""
+    return str(int(value)) if isinstance(value, float) and value.is_integer() else str(value)
 
 
 def _declare(cls: type[Layer]) -> None:

@@ -340,6 +340,32 @@ def test_per_gate_factor_vectors_apply_row_by_row(construct, gates):
         dlf.param_groups(layer, lr=0.1)
 
 
+@pytest.mark.parametrize(
+    ("construct", "gates", "shown"),
+    [
+        pytest.param(dlf.lstmLayer, [1, 2, 1, 1], "[1 2 1 1]", id="lstm"),
+        pytest.param(dlf.bilstmLayer, [1, 2, 0, 0.5, 3, 1, 1, 0.25], "[1 2 0 0.5 3 1 1 0.25]", id="bilstm"),
+        pytest.param(dlf.gruLayer, [0.5, 1, 2], "[0.5 1 2]", id="gru"),
+        pytest.param(
+            lambda n, **kw: dlf.lstmProjectedLayer(n, 2, 2, **PROJECTORS, **kw),
+            [1, 2, 3, 4],
+            "[1 2 3 4]",
+            id="lstmp",
+        ),
+        pytest.param(
+            lambda n, **kw: dlf.gruProjectedLayer(n, 2, 2, **PROJECTORS, **kw),
+            [3, 1, 1],
+            "[3 1 1]",
+            id="grup",
+        ),
+    ],
+)
+def test_per_gate_factor_vectors_display_as_matlab_row_vectors(construct, gates, shown):
+    lines = repr(construct(4, InputWeightsLearnRateFactor=gates, BiasL2Factor=2)).splitlines()
+    assert f"InputWeightsLearnRateFactor: {shown}" in [line.strip() for line in lines]
+    assert "BiasL2Factor: 2" in [line.strip() for line in lines]  # a scalar stays a scalar
+
+
 def test_gru_recurrent_bias_mode_refuses_a_per_gate_bias_factor_when_applied():
     layer = dlf.gruLayer(
         2, InputSize=3, ResetGateMode="recurrent-bias-after-multiplication", BiasLearnRateFactor=[1, 2, 3]
