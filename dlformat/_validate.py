@@ -41,8 +41,8 @@ def describe(value: object) -> str:
     return f"{text} ({type(value).__name__})"
 
 
-def matlab_size(shape: Iterable[int]) -> str:
-    """A size as MATLAB writes it: ``3×4``."""
+def matlab_size(shape: Iterable[int | str]) -> str:
+    """A size as MATLAB writes it: ``3×4`` (a size not yet known by its name: ``4×InputSize``)."""
     return "×".join(str(size) for size in shape)
 
 

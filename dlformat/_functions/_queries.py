@@ -106,33 +106,54 @@ def isequal(A: Any, B: Any, *more: Any) -> bool:
     """MATLAB's ``isequal(A, B, ...)``: the same size, the same values (NaN is unequal to itself, as in
     MATLAB) and the same format; the data types may differ, as in MATLAB (``single(1)`` equals ``1``).
 
+    As in MATLAB, any values may be compared and the answer is never an error: a value that is no
+    array (a ``str``, ``None``, a dict, a ragged list, ...) is unequal to every array, and two such
+    values are equal when Python finds them equal (two strings holding the same characters).
+
     Examples:
         >>> X = dlf.dlarray(torch.tensor([[1.0, 2.0]]), "CB")
-        >>> dlf.isequal(X, dlf.double(X)), dlf.isequal(X, dlf.stripdims(X))
-        (True, False)
+        >>> dlf.isequal(X, dlf.double(X)), dlf.isequal(X, dlf.stripdims(X)), dlf.isequal(X, "abc")
+        (True, False, False)
     """
-    return _equal("isequal", (A, B, *more), nan_equal=False)
+    return _equal((A, B, *more), nan_equal=False)
 
 
 def isequaln(A: Any, B: Any, *more: Any) -> bool:
     """MATLAB's ``isequaln``: as :func:`isequal`, with NaN equal to NaN."""
-    return _equal("isequaln", (A, B, *more), nan_equal=True)
+    return _equal((A, B, *more), nan_equal=True)
 
 
-def _equal(caller: str, values: tuple[Any, ...], nan_equal: bool) -> bool:
-    arrays = [_comparable(caller, value) for value in values]
-    first = arrays[0]
-    return all(_pair_equal(first, other, nan_equal) for other in arrays[1:])
+def _equal(values: tuple[Any, ...], nan_equal: bool) -> bool:
+    first, *others = (_comparable(value) for value in values)
+    return all(_pair_equal(first, other, nan_equal) for other in others)
 
 
-def _comparable(caller: str, value: Any) -> DLArray:
+class _NoArray:
+    """A compared value that makes no array: MATLAB's isequal still answers for it (false against
+    any array), so it is kept aside rather than refused."""
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+    def equals(self, other: Any) -> bool:
+        if not isinstance(other, _NoArray) or type(self.value) is not type(other.value):
+            return False
+        try:
+            return bool(self.value == other.value)
+        except Exception:  # an == that answers no single truth value (nested arrays): unequal
+            return False
+
+
+def _comparable(value: Any) -> DLArray | _NoArray:
     try:
         return as_dlarray(value)
-    except (DLFormatError, TypeError, ValueError) as error:
-        raise DLFormatError(f"{caller} compares arrays and numbers; got {type(value).__name__}") from error
+    except (DLFormatError, TypeError, ValueError):
+        return _NoArray(value)
 
 
-def _pair_equal(A: DLArray, B: DLArray, nan_equal: bool) -> bool:
+def _pair_equal(A: DLArray | _NoArray, B: DLArray | _NoArray, nan_equal: bool) -> bool:
+    if isinstance(A, _NoArray) or isinstance(B, _NoArray):
+        return A.equals(B) if isinstance(A, _NoArray) else False
     sizes = size(A)
     if A._fmt != B._fmt or sizes != size(B):
         return False

@@ -18,7 +18,7 @@ from .._errors import DLFormatError
 from .._options import matlab_function
 from ..functional._common import floating_data
 from . import _dims
-from ._reductions import max, mean, min, vecnorm
+from ._reductions import max, min
 
 __all__ = ["normalize", "rescale"]
 
@@ -96,8 +96,10 @@ def normalize(X: Any, *args: Any) -> DLArray:
     array ``c``); ``"center"`` and ``"scale"`` together. The result keeps the size and the format of
     ``X``. A divisor of 0 (a constant vector; a zero one for ``"norm"``; a zero first element or
     scale for ``"scale"``) is an error: MATLAB's result there is not settled in dlformat's
-    sources. The median-based types (``"robust"``, ``"median"``, ``"mad"``, ``"iqr"``,
-    ``"medianiqr"``) are not ported: an error says so.
+    sources. NaN elements are left out of the statistics (the mean, the standard deviation, the
+    norm, the smallest and largest element) and stay NaN in the result; a vector of NaN only gives
+    NaN; ``"first"`` is the first element, NaN or not. The median-based types (``"robust"``,
+    ``"median"``, ``"mad"``, ``"iqr"``, ``"medianiqr"``) are not ported: an error says so.
 
     Examples:
         >>> N = dlf.normalize(dlf.dlarray(torch.tensor([[1.0, 2.0, 3.0]]), "CB"), "B")
@@ -161,21 +163,21 @@ def _apply(method: str, kind: Any, Y: DLArray, X: DLArray, dim: int) -> DLArray:
             raise DLFormatError(
                 f"normalize: 'zscore' takes the type 'std' (or 'robust', not ported); got {kind!r}"
             )
-        return as_dlarray((Y - _along(mean, X, dim)) / _spread(_std(X, dim), method))
+        return as_dlarray((Y - _mean(X, dim)) / _spread(_std(X, dim), method))
     if method == "norm":
         p = 2 if kind is None else kind
         if isinstance(p, str) and p.lower() == "inf":
             p = math.inf
         if isinstance(p, bool) or not isinstance(p, numbers.Real) or not float(p) > 0:
             raise DLFormatError(f"normalize: 'norm' takes a positive p or Inf; got {kind!r}")
-        return as_dlarray(Y / _spread(_along(vecnorm, X, dim, p), method))
+        return as_dlarray(Y / _spread(_norm(X, dim, float(p)), method))
     if method == "range":
         low, high = _interval(kind)
         smallest, largest = _along(min, X, dim, []), _along(max, X, dim, [])
         return as_dlarray(low + (Y - smallest) / _spread(largest - smallest, method) * (high - low))
     if method == "center":
         if kind is None or (isinstance(kind, str) and kind.lower() == "mean"):
-            return as_dlarray(Y - _along(mean, X, dim))
+            return as_dlarray(Y - _mean(X, dim))
         return as_dlarray(Y - _real("normalize", "the center", kind))
     # scale
     if kind is None or (isinstance(kind, str) and kind.lower() == "std"):
@@ -208,11 +210,35 @@ def _spread(divisor: Any, method: str, cause: str | None = None) -> Any:
     return divisor
 
 
+# normalize's statistics leave NaN out, as "omitnan" does (MATLAB's min and max, which "range" uses,
+# do so by default); a vector with no other element gives NaN, as min and max do
+def _mean(X: DLArray, dim: int) -> DLArray:
+    """``mean(X, dim, "omitnan")``, the reduced dimension kept as a singleton."""
+    return DLArray._wrap(torch.nanmean(X._data, dim=dim - 1, keepdim=True), X._fmt)
+
+
 def _std(X: DLArray, dim: int) -> DLArray:
-    """MATLAB's ``std(X, 0, dim)``: the ``n - 1`` standard deviation (0 for one element, as MATLAB's)."""
-    count = X._data.shape[dim - 1]
-    data = torch.std(X._data, dim=dim - 1, keepdim=True, correction=1 if count > 1 else 0)
-    return DLArray._wrap(data, X._fmt)
+    """``std(X, 0, dim, "omitnan")``: the ``n - 1`` standard deviation of the ``n`` elements that are
+    not NaN (0 where ``n`` is 1, as MATLAB's ``std`` of one element)."""
+    data, axis = X._data, dim - 1
+    present = ~torch.isnan(data)
+    count = present.sum(dim=axis, keepdim=True)
+    deviations = torch.where(present, data - torch.nanmean(data, dim=axis, keepdim=True), 0.0)
+    variance = deviations.square().sum(dim=axis, keepdim=True) / (count - 1).clamp(min=1)
+    return DLArray._wrap(_none_left(variance.sqrt(), count), X._fmt)
+
+
+def _norm(X: DLArray, dim: int, p: float) -> DLArray:
+    """``vecnorm(X, p, dim)`` of the elements that are not NaN."""
+    data, axis = X._data, dim - 1
+    present = ~torch.isnan(data)
+    norms = torch.linalg.vector_norm(torch.where(present, data, 0.0), ord=p, dim=axis, keepdim=True)
+    return DLArray._wrap(_none_left(norms, present.sum(dim=axis, keepdim=True)), X._fmt)
+
+
+def _none_left(statistic: torch.Tensor, count: torch.Tensor) -> torch.Tensor:
+    """NaN where every element along the dimension was NaN (``count`` 0)."""
+    return torch.where(count == 0, torch.nan, statistic)
 
 
 def _interval(kind: Any) -> tuple[float, float]:

@@ -426,8 +426,33 @@ class Layer(nn.Module, metaclass=_LayerType):
         if self.lazy_size_from is None:
             return None
         name, dimension = self.lazy_size_from
-        shape = tuple(getattr(given.get(name), "shape", ()))
-        return int(shape[dimension]) if len(shape) == 2 else None
+        value = given.get(name)
+        if value is None or not hasattr(value, "shape"):
+            return None  # not given, or no array: the learnable's own check names it
+        shape = tuple(value.shape)
+        if len(shape) != 2:  # else "InputSize 'auto'" would be blamed for a vector given as a matrix
+            wanted = self._lazy_shape_text(name, dimension) + self._shape_meaning(name)
+            raise DLFormatError(
+                f"{type(self).__name__} {name} must be a matrix of size {wanted}; "
+                f"got a {len(shape)}-D array of size {_validate.matlab_size(shape)}"
+            )
+        return int(shape[dimension])
+
+    def _lazy_shape_text(self, name: str, dimension: int) -> str:
+        """``name``'s shape with the lazy size still unknown written by its name: ``4×InputSize``."""
+        saved = self._properties[self.lazy_size]
+        self._properties[self.lazy_size] = 1  # a stand-in, so that the other sizes can be read
+        try:
+            shape: list[int | str] = list(self._learnable_shape(name) or ())
+        finally:
+            self._properties[self.lazy_size] = saved
+        shape[dimension] = self.lazy_size
+        return _validate.matlab_size(shape)
+
+    def _shape_meaning(self, name: str) -> str:
+        """What a learnable's sizes are, for its shape errors (`` (InputSize×InputProjectorSize)``);
+        nothing by default."""
+        return ""
 
     lazy_meaning: ClassVar[str] = ""  # what the lazy size counts, for errors ("channels")
 
@@ -563,7 +588,7 @@ class Layer(nn.Module, metaclass=_LayerType):
         expected = self._learnable_shape(name) if name in self._learnable_specs else None
         if expected is not None and tuple(tensor.shape) != expected:
             raise DLFormatError(
-                f"{label} must have shape {_validate.matlab_size(expected)}; "
+                f"{label} must have shape {_validate.matlab_size(expected)}{self._shape_meaning(name)}; "
                 f"got {_validate.matlab_size(tensor.shape)}"
             )
         return nn.Parameter(tensor.to(device) if device is not None else tensor)
@@ -717,9 +742,9 @@ class Layer(nn.Module, metaclass=_LayerType):
             return f"'{value}'"
         if callable(value):
             return f"@{getattr(value, '__name__', type(value).__name__)}"
-        if isinstance(value, float) and value.is_integer():
-            return str(int(value))
-        return str(value)
+        if _is_number_vector(value):  # a size, a stride, per-gate factors: MATLAB's row vector
+            return "[" + " ".join(_shown_number(item) for item in value) + "]"
+        return _shown_number(value) if isinstance(value, float) else str(value)
 
     def __repr__(self) -> str:
         groups = self._display_groups()
@@ -733,6 +758,15 @@ class Layer(nn.Module, metaclass=_LayerType):
 
     def extra_repr(self) -> str:
         return ", ".join(f"{key}={value!r}" for key, value in self.get_config().items())
+
+
+def _is_number_vector(value: Any) -> bool:
+    return isinstance(value, tuple) and bool(value) and all(isinstance(item, (int, float)) for item in value)
+
+
+def _shown_number(value: float) -> str:
+    """A number as the display writes it: whole numbers without a decimal point, as MATLAB does."""
+    return str(int(value)) if isinstance(value, float) and value.is_integer() else str(value)
 
 
 def _declare(cls: type[Layer]) -> None:

@@ -15,7 +15,7 @@ from typing import Any, ClassVar
 import torch
 
 from .. import _validate
-from .._dlarray import DLArray, require_dimensions, require_formatted
+from .._dlarray import DLArray, as_dlarray, require_dimensions, require_formatted
 from .._errors import DLFormatError
 from ..functional import crossentropy, mse
 from ._base import Layer, matlab_constructor
@@ -164,16 +164,23 @@ class _ClassificationBase(ClassificationLayer):
         Spatial positions and time steps add up within an observation; ``wᵢ`` are the
         ClassWeights (1 with ``"none"``). Targets are one-hot, in ``Y``'s format and size.
         """
-        Y = require_dimensions(Y, "C", self._caller)
-        classes = Y.shape[Y._fmt.index("C")]
+        Y = self._scores(Y, "C")
+        return crossentropy(Y, T, self._weights(Y), NormalizationFactor="batch-size")
+
+    def _scores(self, Y: Any, labels: str) -> DLArray:
+        """``Y``, checked: the ``labels`` it needs, and one channel per class once Classes is known."""
+        scores: DLArray = require_dimensions(Y, labels, self._caller)
+        classes = scores.shape[scores._fmt.index("C")]
         if self.OutputSize != "auto" and classes != self.OutputSize:
             raise DLFormatError(
                 f'{self._caller()}: the predictions have {classes} channels ("C"); the layer has '
                 f"{self.OutputSize} classes"
             )
+        return scores
+
+    def _weights(self, Y: DLArray) -> torch.Tensor | None:
         # the weights take the predictions' precision (MATLAB's are doubles, which never lower it)
-        weights = None if self.ClassWeights == "none" else torch.tensor(self.ClassWeights, dtype=Y.dtype)
-        return crossentropy(Y, T, weights, NormalizationFactor="batch-size")
+        return None if self.ClassWeights == "none" else torch.tensor(self.ClassWeights, dtype=Y.dtype)
 
 
 class ClassificationOutputLayer(_ClassificationBase):
@@ -208,10 +215,13 @@ class ClassificationOutputLayer(_ClassificationBase):
 class PixelClassificationLayer(_ClassificationBase):
     """MATLAB's ``pixelClassificationLayer``: cross-entropy per pixel (or voxel) for segmentation.
 
-    As :class:`ClassificationOutputLayer`, over every spatial position of ``"SSCB"`` or
-    ``"SSSCB"`` scores. Pixels whose target is all zeros (MATLAB's undefined labels) add
-    nothing. MATLAB's page gives no normalization formula for this layer; dlformat divides by the
-    number of observations, as MATLAB's ``crossentropyex`` documents for ``classificationLayer``.
+    The cross-entropy of ``"SSCB"`` or ``"SSSCB"`` scores, normalized as MathWorks' own
+    implementation of the layer (``nnet.internal.cnn.layer.SpatialCrossEntropy``, R2017b-R2018b
+    source) does: without ClassWeights, ``−Σ T log Y`` divided by the number of pixels of all
+    the images (``H·W·N``, ``H·W·D·N``), undefined pixels included; with ClassWeights, each
+    pixel weighted by its class's weight and the weights normalized to sum to 1 over the
+    labelled pixels, so the loss is their weighted mean. Pixels whose target is all zeros
+    (MATLAB's undefined labels) add nothing to the sums.
 
     Examples:
         >>> layer = dlf.pixelClassificationLayer()
@@ -224,8 +234,20 @@ class PixelClassificationLayer(_ClassificationBase):
     Description = "Cross-entropy loss"
 
     def forwardLoss(self, Y: Any, T: Any) -> DLArray:
-        require_dimensions(Y, "SC", self._caller)
-        return super().forwardLoss(Y, T)
+        """``−(1/(H·W·N)) Σ T log Y``; with ClassWeights ``−Σ W log Y``, ``W = T·w / Σ T·w`` (see
+        the class)."""
+        Y = self._scores(Y, "SC")
+        weights = self._weights(Y)
+        if weights is None:
+            return crossentropy(Y, T, NormalizationFactor="all-elements")
+        # MATLAB normalizes the class weights, then the pixels' weights, each to sum to 1 (+ eps)
+        eps = torch.finfo(Y.dtype).eps
+        weights = weights / (weights.sum() + eps)
+        summed = crossentropy(Y, T, weights, NormalizationFactor="none")
+        channel = [1] * Y._data.ndim
+        channel[Y._fmt.index("C")] = -1
+        pixel_weights = (as_dlarray(T)._data.to(Y.dtype) * weights.reshape(channel)).sum()
+        return as_dlarray(summed / (pixel_weights + eps))
 
 
 class RegressionLayer(OutputLayer):

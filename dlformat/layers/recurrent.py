@@ -480,6 +480,13 @@ class _Projected:
     InputProjectorLearnRateFactor, InputProjectorL2Factor = factor_properties("InputProjector")
     OutputProjectorLearnRateFactor, OutputProjectorL2Factor = factor_properties("OutputProjector")
 
+    def _shape_meaning(self: Any, name: str) -> str:
+        sizes = {
+            "InputProjector": "InputSize×InputProjectorSize",
+            "OutputProjector": "NumHiddenUnits×OutputProjectorSize",
+        }
+        return f" ({sizes[name]})" if name in sizes else ""
+
     def _learnable_shape(self: Any, name: str) -> tuple[int, ...]:
         rows = self._rows()
         shapes = {

@@ -10,7 +10,6 @@ import pytest
 import torch
 
 import dlformat as dlf
-from dlformat import DLFormatError
 
 
 def formatted(shape, fmt, dtype=torch.float32):
@@ -108,6 +107,29 @@ def test_isequal_takes_more_than_two_arrays():
     assert not dlf.isequal(X, X, dlf.dlarray(torch.zeros(2, 2), "SS"))
 
 
-def test_isequal_refuses_what_is_no_array():
-    with pytest.raises(DLFormatError, match="isequal compares arrays and numbers"):
-        dlf.isequal(dlf.dlarray(torch.ones(2)), object())
+X2 = dlf.dlarray(torch.ones(2))
+NO_ARRAY = object()
+
+
+# MATLAB's isequal compares values of any kind and answers false for different kinds, never an error
+# (isequal page, https://www.mathworks.com/help/matlab/ref/isequal.html)
+@pytest.mark.parametrize(
+    ("values", "expected"),
+    [
+        ((X2, "abc"), False),
+        (("abc", X2), False),
+        ((X2, X2, "abc"), False),
+        ((X2, None), False),
+        ((X2, NO_ARRAY), False),
+        ((X2, {"a": 1}), False),
+        ((X2, [[1, 2], [3]]), False),  # ragged: no array (MATLAB would need a cell array)
+        (("abc", "abc"), True),  # the same characters, as MATLAB's strings
+        (("abc", "abd"), False),
+        ((NO_ARRAY, NO_ARRAY), True),
+        (({"a": 1}, {"a": 1}), True),  # MATLAB's structs: the same fields and values
+        (({"a": 1}, "a"), False),
+    ],
+)
+def test_isequal_answers_false_for_values_of_another_kind(values, expected):
+    assert dlf.isequal(*values) is expected
+    assert dlf.isequaln(*values) is expected

@@ -178,9 +178,74 @@ def test_normalize_refuses_a_scale_of_zero(args, message):
         dlf.normalize(X, *args)
 
 
-def test_normalize_lets_nan_through():
-    N = dlf.normalize(dlf.dlarray(torch.tensor([[1.0, math.nan, 3.0]]), "CB"), "B")
-    assert torch.isnan(dlf.extractdata(N)).all()
+# NaN left out of the statistics ("omitnan"), per element row by row; the last row is all NaN
+NAN_DATA = np.array(
+    [[1.0, 2.0, math.nan, 4.0], [2.0, 3.0, 4.0, 8.0], [-3.0, math.nan, 0.5, 1.0], [math.nan] * 4]
+)
+
+
+def without_nan(method, kind, row):
+    kept = row[~np.isnan(row)]
+    if kept.size == 0:
+        return np.full_like(row, math.nan)
+    mean, std = kept.mean(), kept.std(ddof=1)
+    if method == "zscore":
+        return (row - mean) / std
+    if method == "norm":
+        return row / (np.abs(kept).max() if kind == np.inf else (np.abs(kept) ** kind).sum() ** (1 / kind))
+    if method == "range":
+        return kind[0] + (row - kept.min()) / (kept.max() - kept.min()) * (kind[1] - kind[0])
+    if method == "center":
+        return row - mean
+    if method == "scale":
+        return row / (row[0] if kind == "first" else std)
+    return (row - mean) / std  # center and scale
+
+
+@pytest.mark.parametrize(
+    ("args", "method", "kind"),
+    [
+        ((), "zscore", None),
+        (("zscore", "std"), "zscore", None),
+        (("norm",), "norm", 2),
+        (("norm", 1), "norm", 1),
+        (("norm", 3), "norm", 3),
+        (("norm", "inf"), "norm", np.inf),
+        (("range",), "range", (0, 1)),
+        (("range", [-1, 3]), "range", (-1, 3)),
+        (("center",), "center", None),
+        (("scale",), "scale", None),
+        (("scale", "first"), "scale", "first"),  # the first element as it is, NaN or not
+        (("center", "mean", "scale", "std"), "both", None),
+    ],
+)
+def test_normalize_leaves_nan_out_of_its_statistics(args, method, kind):
+    N = dlf.normalize(dlf.dlarray(torch.tensor(NAN_DATA), "CB"), "B", *args)
+    expected = np.stack([without_nan(method, kind, row) for row in NAN_DATA])
+    assert dlf.dims(N) == "CB"
+    np.testing.assert_allclose(values(N), expected, rtol=1e-12, atol=1e-14)  # NaN where expected is NaN
+
+
+def test_normalize_nan_values_of_octaves_matlab_compatible_tests():
+    # GNU Octave's normalize.m tests for its bug 50571 ("normalize ignores NaN values"), 2-D data along 2
+    A = dlf.dlarray(torch.tensor([[1.0, 2.0, math.nan], [2.0, 3.0, 4.0]], dtype=torch.float64))
+    h = math.sqrt(2) / 2
+    cases = [
+        ((2,), [[-h, h, math.nan], [-1, 0, 1]]),
+        ((2, "norm", 1), [[1 / 3, 2 / 3, math.nan], [2 / 9, 1 / 3, 4 / 9]]),
+        ((2, "norm", math.inf), [[0.5, 1, math.nan], [0.5, 0.75, 1]]),
+        ((2, "range", [1, 2]), [[1, 2, math.nan], [1, 1.5, 2]]),
+        ((2, "center", "mean"), [[-0.5, 0.5, math.nan], [-1, 0, 1]]),
+    ]
+    for args, expected in cases:
+        np.testing.assert_allclose(values(dlf.normalize(A, *args)), expected, rtol=1e-12, err_msg=str(args))
+
+
+def test_normalize_of_one_value_among_nan_is_a_constant_vector():
+    with pytest.raises(
+        DLFormatError, match="'zscore' divides by 0 along the dimension \\(a constant vector\\)"
+    ):
+        dlf.normalize(dlf.dlarray(torch.tensor([[math.nan, 5.0, math.nan]]), "CB"), "B")
 
 
 def test_scaling_keeps_autograd():

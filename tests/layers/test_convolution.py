@@ -340,6 +340,9 @@ def test_properties_as_matlab_stores_them_and_config_round_trip():
     assert rebuilt.get_config() == layer.get_config()
     grouped = dlf.groupedConvolution2dLayer(3, 2, "channel-wise")
     assert dlf.GroupedConvolution2DLayer.from_config(grouped.get_config()).NumGroups == "channel-wise"
+    shown = [line.strip() for line in repr(layer).splitlines()]
+    # MATLAB's display writes a size as a row vector, [3 3]
+    assert {"FilterSize: [3 3]", "Stride: [2 2]", "DilationFactor: [1 2]", "Padding: [0 0 0 0]"} <= set(shown)
 
 
 # -- errors ----------------------------------------------------------------------------------

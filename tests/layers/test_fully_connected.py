@@ -60,6 +60,10 @@ def test_weights_given_fix_input_size_and_are_checked():
     with pytest.raises(DLFormatError, match=r"FullyConnectedLayer Weights must have shape 3×5; got 3×8"):
         dlf.fullyConnectedLayer(3, InputSize=5, Weights=W)
     with pytest.raises(
+        DLFormatError, match=r"Weights must be a matrix of size 3×InputSize; got a 1-D array of size 8$"
+    ):
+        dlf.fullyConnectedLayer(3, Weights=W[0])  # not "InputSize 'auto'", which nothing set
+    with pytest.raises(
         DLFormatError,
         match=r"has InputSize 8; the \"CB\" input of size 4×2 has 4 features \(S and C flattened\)",
     ):

@@ -66,13 +66,19 @@ def test_regression_loss_is_half_squared_error_per_observation_over_time_steps(f
     np.testing.assert_allclose(value(loss), expected, rtol=1e-12)
 
 
-def test_pixel_classification_loss_skips_undefined_pixels():
+@pytest.mark.parametrize("weights", [None, np.array([1.0, 4.0])])
+def test_pixel_classification_loss_is_mathworks_spatial_cross_entropy(weights):
     Y = softmax(RNG.normal(size=(4, 3, 2, 2)), 2)
     T = one_hot(RNG.integers(0, 2, size=(4, 3, 2)), 2, 2)
-    T[0, 0, :, 1] = 0  # an undefined pixel label
-    w = np.array([1.0, 4.0])
-    expected = -(w.reshape(1, 1, 2, 1) * T * np.log(Y)).sum() / 2
-    layer = dlf.pixelClassificationLayer(Classes=["a", "b"], ClassWeights=w)
+    T[0, 0, :, 1] = 0  # an undefined pixel label: nothing in the sums
+    eps = np.finfo(np.float64).eps
+    if weights is None:  # MathWorks' SpatialCrossEntropy: the mean over every pixel, H·W·N = 24
+        expected = -(T * np.log(Y)).sum() / (4 * 3 * 2)
+    else:  # class weights normalized to sum 1, then the labelled pixels' weights to sum 1
+        pixel = T * (weights / (weights.sum() + eps)).reshape(1, 1, 2, 1)
+        expected = -(pixel / (pixel.sum() + eps) * np.log(Y)).sum()
+    classes = {} if weights is None else {"Classes": ["a", "b"], "ClassWeights": weights}
+    layer = dlf.pixelClassificationLayer(**classes)
     loss = layer.forwardLoss(dlf.dlarray(torch.tensor(Y), "SSCB"), dlf.dlarray(torch.tensor(T), "SSCB"))
     np.testing.assert_allclose(value(loss), expected, rtol=1e-12)
     with pytest.raises(DLFormatError, match=r'PixelClassificationLayer needs a dlarray with "S" and "C"'):

@@ -267,6 +267,11 @@ def test_in_a_network_after_a_sequence_input_layer():
             id="weights",
         ),
         pytest.param(
+            lambda: dlf.lstmLayer(2, InputWeights=torch.zeros(8)),
+            "LSTMLayer InputWeights must be a matrix of size 8×InputSize; got a 1-D array of size 8$",
+            id="weights-1d",
+        ),
+        pytest.param(
             lambda: dlf.gruLayer(
                 2, ResetGateMode="recurrent-bias-after-multiplication", Bias=torch.zeros(6, 1)
             ),
@@ -338,6 +343,32 @@ def test_per_gate_factor_vectors_apply_row_by_row(construct, gates):
     assert rebuilt.factors("Bias") == layer.factors("Bias")
     with pytest.raises(DLFormatError, match="per-gate factor vector, which a torch optimizer group"):
         dlf.param_groups(layer, lr=0.1)
+
+
+@pytest.mark.parametrize(
+    ("construct", "gates", "shown"),
+    [
+        pytest.param(dlf.lstmLayer, [1, 2, 1, 1], "[1 2 1 1]", id="lstm"),
+        pytest.param(dlf.bilstmLayer, [1, 2, 0, 0.5, 3, 1, 1, 0.25], "[1 2 0 0.5 3 1 1 0.25]", id="bilstm"),
+        pytest.param(dlf.gruLayer, [0.5, 1, 2], "[0.5 1 2]", id="gru"),
+        pytest.param(
+            lambda n, **kw: dlf.lstmProjectedLayer(n, 2, 2, **PROJECTORS, **kw),
+            [1, 2, 3, 4],
+            "[1 2 3 4]",
+            id="lstmp",
+        ),
+        pytest.param(
+            lambda n, **kw: dlf.gruProjectedLayer(n, 2, 2, **PROJECTORS, **kw),
+            [3, 1, 1],
+            "[3 1 1]",
+            id="grup",
+        ),
+    ],
+)
+def test_per_gate_factor_vectors_display_as_matlab_row_vectors(construct, gates, shown):
+    lines = repr(construct(4, InputWeightsLearnRateFactor=gates, BiasL2Factor=2)).splitlines()
+    assert f"InputWeightsLearnRateFactor: {shown}" in [line.strip() for line in lines]
+    assert "BiasL2Factor: 2" in [line.strip() for line in lines]  # a scalar stays a scalar
 
 
 def test_gru_recurrent_bias_mode_refuses_a_per_gate_bias_factor_when_applied():
@@ -423,6 +454,47 @@ def test_projected_input_size_from_a_given_input_projector_and_state_ports():
             id="weights-columns-are-the-projector-size",
         ),
         pytest.param(lambda: dlf.gruProjectedLayer(4, 0, 2, **PROJECTORS), "OutputProjectorSize", id="size"),
+        *(
+            pytest.param(
+                lambda construct=construct, given=given: construct(4, 2, 2, **given),
+                message,
+                id=f"{construct.__name__}-{case}",
+            )
+            for construct in (dlf.lstmProjectedLayer, dlf.gruProjectedLayer)
+            for case, given, message in [
+                (
+                    "input-projector-1d",  # no "InputSize 'auto'" blamed: the projector names its own shape
+                    {"InputProjector": torch.randn(3), "OutputProjector": torch.randn(4, 2)},
+                    "InputProjector must be a matrix of size InputSize×2 \\(InputSize×InputProjectorSize\\); "
+                    "got a 1-D array of size 3$",
+                ),
+                (
+                    "input-projector-3d",
+                    {"InputProjector": torch.randn(3, 2, 1), "OutputProjector": torch.randn(4, 2)},
+                    "InputProjector must be a matrix of size InputSize×2 .*; got a 3-D array of size 3×2×1$",
+                ),
+                (
+                    "input-projector-columns",
+                    {"InputProjector": torch.randn(3, 3), "OutputProjector": torch.randn(4, 2)},
+                    "InputProjector must have shape 3×2 \\(InputSize×InputProjectorSize\\); got 3×3$",
+                ),
+                (
+                    "input-projector-given-input-size",
+                    {"InputSize": 5, "InputProjector": torch.randn(3), "OutputProjector": torch.randn(4, 2)},
+                    "InputProjector must have shape 5×2 \\(InputSize×InputProjectorSize\\); got 3$",
+                ),
+                (
+                    "output-projector-1d",
+                    {"InputProjector": torch.randn(3, 2), "OutputProjector": torch.randn(4)},
+                    "OutputProjector must have shape 4×2 \\(NumHiddenUnits×OutputProjectorSize\\); got 4$",
+                ),
+                (
+                    "output-projector-transposed",
+                    {"InputProjector": torch.randn(3, 2), "OutputProjector": torch.randn(2, 4)},
+                    "OutputProjector must have shape 4×2 \\(NumHiddenUnits×OutputProjectorSize\\); got 2×4$",
+                ),
+            ]
+        ),
     ],
 )
 def test_projected_construction_errors(construct, message):

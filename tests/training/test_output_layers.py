@@ -67,15 +67,19 @@ def test_pixel_loss_and_accuracy_of_the_first_iteration(layer, weights):
     x = X[:, :, 0, :].astype(np.float64)  # H×W×N
     scores = _softmax(x[..., None] * W + B, -1)  # H×W×N×C, channels in the layer's class order
     classes = ["bright", "dark"] if layer.Classes == "auto" else CLASSES  # "auto": sorted names
-    loss = accurate = counted = 0.0
+    loss = accurate = counted = weight = 0.0
     for (h, w, n), label in np.ndenumerate(labels):
         if label == "":
             continue
         k = classes.index(label)
         loss -= weights[label] * np.log(scores[h, w, n, k])
+        weight += weights[label]
         accurate += scores[h, w, n].argmax() == k
         counted += 1
-    assert info.TrainingLoss[0] == pytest.approx(loss / 4, rel=1e-5)  # divided by the observations
+    # MathWorks' SpatialCrossEntropy: the mean over all H·W·N pixels (undefined ones counted) without
+    # ClassWeights; the weighted mean over the labelled pixels with them
+    divisor = 6 * 6 * 4 if layer.ClassWeights == "none" else weight
+    assert info.TrainingLoss[0] == pytest.approx(loss / divisor, rel=1e-5)
     assert info.TrainingAccuracy[0] == pytest.approx(100 * accurate / counted)
 
 
