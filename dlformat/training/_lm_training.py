@@ -62,11 +62,16 @@ class _Point:
     Y: DLArray
 
 
+# the seed rows of one batched backward pass hold at most this many numbers (one row per error,
+# as long as the errors): a bound on the memory vmap's batch takes for a large training set
+_SEED_NUMBERS = 1 << 22
+
+
 def _jacobian(errors: torch.Tensor, parameters: Sequence[torch.Tensor]) -> torch.Tensor:
     """``∂errors/∂parameters`` as a matrix (errors × learnable elements), by reverse mode: one
-    backward pass per error, batched with vmap where every operation allows it."""
-    count = errors.numel()
+    backward pass per error, batched with vmap in blocks of rows where every operation allows it."""
     flat = errors.reshape(-1)
+    count = flat.numel()
 
     def rows(grads: Sequence[torch.Tensor | None], batch: tuple[int, ...]) -> torch.Tensor:
         return torch.cat(
@@ -81,12 +86,17 @@ def _jacobian(errors: torch.Tensor, parameters: Sequence[torch.Tensor]) -> torch
             dim=-1,
         )
 
-    try:
-        seeds = torch.eye(count, dtype=flat.dtype, device=flat.device)
+    def block(start: int, stop: int) -> torch.Tensor:
+        seeds = torch.zeros(stop - start, count, dtype=flat.dtype, device=flat.device)
+        seeds[torch.arange(stop - start), torch.arange(start, stop)] = 1
         grads = torch.autograd.grad(
             flat, parameters, seeds, retain_graph=True, allow_unused=True, is_grads_batched=True
         )
-        return rows(grads, (count,))
+        return rows(grads, (stop - start,))
+
+    size = max(1, min(count, _SEED_NUMBERS // count))
+    try:
+        return torch.cat([block(start, min(start + size, count)) for start in range(0, count, size)])
     except RuntimeError:  # an operation vmap cannot batch: one backward pass per error
         return torch.stack(
             [

@@ -290,3 +290,44 @@ def test_lm_refuses_what_it_cannot_do():
     layers = [dlf.featureInputLayer(2), dlf.fullyConnectedLayer(1, WeightLearnRateFactor=2)]
     with pytest.raises(DLFormatError, match=r"learn-rate factors other than 1 \(fc/Weights\)"):
         dlf.trainnet(X, T, layers, "mse", dlf.trainingOptions("lm", Verbose=False))
+
+
+@pytest.mark.parametrize("how", ["one block", "blocks of two rows", "one backward pass per error"])
+def test_the_jacobian_of_the_errors(how, monkeypatch):
+    from dlformat.training import _lm_training
+
+    if how == "blocks of two rows":
+        monkeypatch.setattr(_lm_training, "_SEED_NUMBERS", 2 * len(X))
+    if how == "one backward pass per error":  # as when an operation cannot be batched by vmap
+        grad = torch.autograd.grad
+
+        def unbatched(*args, **kwargs):
+            if kwargs.get("is_grads_batched"):
+                raise RuntimeError("vmap: not batchable")
+            return grad(*args, **kwargs)
+
+        monkeypatch.setattr(torch.autograd, "grad", unbatched)
+    net = mlp(seed=3)
+    parameters = [value for _, _, value in net.Learnables]
+    Y = net(dlf.dlarray(torch.tensor(X.T), "CB"), training=True)
+    errors = Y._data - torch.tensor(T.T)
+    J = _lm_training._jacobian(errors, parameters)
+    np.testing.assert_allclose(J.detach().numpy(), mlp_errors_and_jacobian(*unpacked(net))[1], rtol=1e-12)
+
+
+@pytest.mark.parametrize("solver", ["lbfgs", "lm"])
+def test_batch_normalization_statistics_are_updated_once_per_accepted_step(solver):
+    # the layer sits on the input, so its batch statistics are the input's: after k accepted steps
+    # MATLAB's running mean φ·x̄ + (1 − φ)·previous from 0 is (1 − 0.9^k)·x̄ (MeanDecay φ = 0.1),
+    # however many trial points the line search or the damping took (trial points are not kept)
+    torch.manual_seed(1)
+    layers = [dlf.featureInputLayer(2), dlf.batchNormalizationLayer(), dlf.fullyConnectedLayer(1)]
+    options = dlf.trainingOptions(
+        solver, MaxIterations=3, Verbose=False, GradientTolerance=1e-12, StepTolerance=1e-12
+    )
+    trained, info = dlf.trainnet(X, T, dlf.dlnetwork(layers).to(torch.float64), "mse", options)
+    assert info.StopReason == "Max iterations completed" and all(
+        row[3] > 0 for row in info.TrainingHistory.rows
+    )
+    mean = dict(((layer, name), value) for layer, name, value in trained.State)[("batchnorm", "TrainedMean")]
+    np.testing.assert_allclose(mean.numpy().ravel(), (1 - 0.9**3) * X.mean(0), rtol=1e-12)
