@@ -62,6 +62,8 @@ class _Point:
     Y: DLArray
 
 
+_SINGULAR = torch.linalg.LinAlgError  # type: ignore[attr-defined]  # torch exports it untyped
+
 # the seed rows of one batched backward pass hold at most this many numbers (one row per error,
 # as long as the errors): a bound on the memory vmap's batch takes for a large training set
 _SEED_NUMBERS = 1 << 22
@@ -156,9 +158,8 @@ def train_lm(
             errors = Y._data - _targets("trainnet", batch.T, Y).to(Y._data.dtype)
             gradients = torch.autograd.grad(loss, parameters, retain_graph=True, allow_unused=True)
             jacobian = _jacobian(errors, parameters)
-        norm = torch.sqrt(
-            sum((g.double().square().sum() for g in gradients if g is not None), torch.tensor(0.0))
-        )
+        found = [g.reshape(-1).double() for g in gradients if g is not None]
+        norm = torch.linalg.vector_norm(torch.cat(found)) if found else 0.0
         return _Point(
             float(loss.detach()),
             errors.detach().reshape(-1).double(),
@@ -187,7 +188,11 @@ def train_lm(
         JtE = point.jacobian.T @ point.errors
         identity = torch.eye(len(theta), dtype=torch.float64, device=theta.device)
         while damping <= options.MaxDampingFactor:
-            delta = torch.linalg.solve(JtJ + damping * identity, -JtE)
+            try:
+                delta = torch.linalg.solve(JtJ + damping * identity, -JtE)
+            except _SINGULAR:  # singular in floating point: damp more, as for a worse loss
+                damping *= options.DampingIncreaseFactor
+                continue
             write(theta + delta)
             with torch.no_grad():
                 Y, state = forward()
