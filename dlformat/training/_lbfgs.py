@@ -260,11 +260,7 @@ class _Problem:
         if isinstance(params, DLNetwork):
             self.keys, self.leaves, factors = _parameters.network_rows(params)
             self.structure = None
-            scaled = [  # a factor is a number, or a per-gate vector applied as one value per row
-                f"{layer}/{name}"
-                for (layer, name), f in zip(self.keys, factors, strict=True)
-                if bool(torch.as_tensor(f).ne(1).any())
-            ]
+            scaled = _parameters.scaled_rows(self.keys, factors)
             if scaled:  # how MATLAB's L-BFGS treats them is not on its pages: no silent guess
                 raise DLFormatError(
                     f"lbfgsupdate: learn-rate factors other than 1 ({', '.join(scaled)}) are not supported "

@@ -13,7 +13,7 @@ TrainingLoss, GradientNorm, StepNorm, as MathWorks' example transcripts show).
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import torch
@@ -30,7 +30,7 @@ from ._options import TrainingOptions
 from ._output_fcn import STOPPED
 from ._trainer import Loss, _clock, _device, _Outcome, _Validation
 
-__all__ = ["STOP_REASONS", "train_lbfgs"]
+__all__ = ["STOP_REASONS", "FullBatch", "run_full_batch", "train_lbfgs"]
 
 # MATLAB's wording for these is not settled from MathWorks' pages (see docs/training.md)
 STOP_REASONS = {
@@ -68,6 +68,98 @@ class _Printer:
         print("    " + "    ".join(f"{c:>{w}}" for c, w in zip(cells, self.widths, strict=True)))
 
 
+class FullBatch:
+    """The whole training set as one batch on the training device, for the full-batch solvers."""
+
+    def __init__(self, net: DLNetwork, X: Data, T: Data, options: TrainingOptions) -> None:
+        self.count = len(X)
+        self.device = _device(options)
+        self.home = next((value.device for _, _, value in net.Learnables), torch.device("cpu"))
+        net.to(self.device)
+        self.dtype = next((value.dtype for _, _, value in net.Learnables), torch.float32)
+        everything = torch.arange(self.count)
+        self.X = X.batch(everything, self.device, self.dtype)
+        self.T = T.batch(everything, self.device, self.dtype)
+
+
+# one iteration of a full-batch solver: its record's solver values (TrainingLoss at the updated
+# parameters, GradientNorm, StepNorm), the network's output on the batch (for the metrics), and
+# the key of its stop reason (or None to go on)
+Step = Callable[[], tuple[dict[str, Any], DLArray, str | None]]
+
+
+def run_full_batch(
+    net: DLNetwork,
+    batch: FullBatch,
+    options: TrainingOptions,
+    metrics: Sequence[Tracked],
+    validating: _Validation,
+    step: Step,
+    reasons: dict[str, str],
+) -> _Outcome:
+    """The iterations of a full-batch solver (``step`` each) with what every solver has around
+    them: metrics, validation, OutputFcn, checkpoints, the figure, Ctrl+C, the verbose table.
+
+    Each record has ``Iteration``, ``Epoch`` (equal to it: every iteration sees all the data),
+    the solver's values and the metrics; ``net`` is put back on its device at the end.
+    """
+    outcome = _Outcome()
+    outcome.reason = reasons["iterations"]
+    printer = _Printer(validating.data is not None, metrics)
+    # OutputFcn, checkpoints and the Plots figure, as for the other solvers (each iteration is an
+    # epoch, for CheckpointFrequencyUnit="epoch"; the figure draws no epoch lines)
+    events = TrainingEvents(
+        options,
+        False,
+        metrics,
+        outcome.iterations,
+        outcome.validations,
+        options.MaxIterations,
+        lambda n: n,
+        epoch_lines=False,
+    )
+    if options.Verbose:
+        printer.header()
+    start = time.perf_counter()
+    events.start()
+    iteration = 0
+    with StopRequests() as requests:
+        for iteration in range(1, options.MaxIterations + 1):
+            values, Y, stop = step()
+            record = {"Iteration": iteration, "Epoch": iteration, **values}
+            for metric in metrics:
+                record[metric.name] = metric(Y, batch.T)
+            outcome.iterations.append(record)
+            checked = None
+            last = stop is not None or iteration == options.MaxIterations
+            if validating.data is not None and (
+                iteration == 1 or iteration % options.ValidationFrequency == 0 or last
+            ):
+                checked, met = validating.run(
+                    net, outcome, iteration, iteration, batch.count, batch.device, batch.dtype
+                )
+                if met and stop is None:
+                    outcome.reason, last = "Met validation criterion", True
+            if stop is not None:
+                outcome.reason = reasons[stop]
+            if events.iteration(net, record, checked, time.perf_counter() - start, True) and not last:
+                outcome.reason, last = STOPPED, True
+            if requests.asked and not last:  # Ctrl+C: stop after this iteration
+                outcome.reason, last = STOPPED_MANUALLY, True
+            if options.Verbose and (
+                iteration == 1 or iteration % options.VerboseFrequency == 0 or checked or last
+            ):
+                printer.row(record, checked, time.perf_counter() - start)
+            if last:
+                break
+    validating.finish(net, outcome, iteration)
+    events.done(outcome.reason, time.perf_counter() - start)
+    net.to(batch.home)
+    if options.Verbose:
+        print(f"Training stopped: {outcome.reason}")
+    return outcome
+
+
 def train_lbfgs(
     net: DLNetwork,
     X: Data,
@@ -82,13 +174,8 @@ def train_lbfgs(
     Each record has ``Iteration``, ``Epoch`` (equal to it: every iteration sees all the data),
     ``TrainingLoss`` (at the updated parameters), ``GradientNorm``, ``StepNorm`` and the metrics.
     """
-    count = len(X)
-    device = _device(options)
-    home = next((value.device for _, _, value in net.Learnables), torch.device("cpu"))
-    net.to(device)
-    dtype = next((value.dtype for _, _, value in net.Learnables), torch.float32)
-    everything = torch.arange(count)
-    Xb, Tb = X.batch(everything, device, dtype), T.batch(everything, device, dtype)
+    batch = FullBatch(net, X, T, options)
+    Xb, Tb = batch.X, batch.T
     keys, parameters, _ = _parameters.network_rows(net)
 
     stateful = len(net.State) > 0
@@ -114,82 +201,35 @@ def train_lbfgs(
             state,
         )
 
-    outcome = _Outcome()
-    outcome.reason = STOP_REASONS["iterations"]
-    printer = _Printer(validating.data is not None, metrics)
-    # OutputFcn, checkpoints and the Plots figure, as for the other solvers (each iteration is an
-    # epoch, for CheckpointFrequencyUnit="epoch"; the figure draws no epoch lines)
-    events = TrainingEvents(
-        options,
-        False,
-        metrics,
-        outcome.iterations,
-        outcome.validations,
-        options.MaxIterations,
-        lambda n: n,
-        epoch_lines=False,
-    )
-    if options.Verbose:
-        printer.header()
-    start = time.perf_counter()
-    events.start()
-    state = lbfgsState(
+    solver = lbfgsState(
         HistorySize=options.HistorySize, InitialInverseHessianFactor=options.InitialInverseHessianFactor
     )
-    iteration = 0
-    with StopRequests() as requests:
-        for iteration in range(1, options.MaxIterations + 1):
-            _, state = lbfgsupdate(
-                net,
-                network_loss,
-                state,
-                LineSearchMethod=options.LineSearchMethod,
-                MaxNumLineSearchIterations=options.MaxNumLineSearchIterations,
-                NumLossFunctionOutputs=4,
-            )
-            Y, accepted_state = state.AdditionalLossFunctionOutputs
-            if stateful and state.LineSearchStatus == "completed":
-                net.State = accepted_state
-            record = {
-                "Iteration": iteration,
-                "Epoch": iteration,
-                "TrainingLoss": float(state.Loss),
-                "GradientNorm": state.GradientsNorm,
-                "StepNorm": state.StepNorm,
-            }
-            for metric in metrics:
-                record[metric.name] = metric(Y, Tb)
-            outcome.iterations.append(record)
-            stop = None
-            if state.GradientsNorm < options.GradientTolerance:  # also where no descent was left to search
-                stop = "gradient"
-            elif state.LineSearchStatus == "failed":
-                stop = "line search"
-            elif state.StepNorm < options.StepTolerance:
-                stop = "step"
-            checked = None
-            last = stop is not None or iteration == options.MaxIterations
-            if validating.data is not None and (
-                iteration == 1 or iteration % options.ValidationFrequency == 0 or last
-            ):
-                checked, met = validating.run(net, outcome, iteration, iteration, count, device, dtype)
-                if met and stop is None:
-                    outcome.reason, last = "Met validation criterion", True
-            if stop is not None:
-                outcome.reason = STOP_REASONS[stop]
-            if events.iteration(net, record, checked, time.perf_counter() - start, True) and not last:
-                outcome.reason, last = STOPPED, True
-            if requests.asked and not last:  # Ctrl+C: stop after this iteration
-                outcome.reason, last = STOPPED_MANUALLY, True
-            if options.Verbose and (
-                iteration == 1 or iteration % options.VerboseFrequency == 0 or checked or last
-            ):
-                printer.row(record, checked, time.perf_counter() - start)
-            if last:
-                break
-    validating.finish(net, outcome, iteration)
-    events.done(outcome.reason, time.perf_counter() - start)
-    net.to(home)
-    if options.Verbose:
-        print(f"Training stopped: {outcome.reason}")
-    return outcome
+
+    def step() -> tuple[dict[str, Any], DLArray, str | None]:
+        nonlocal solver
+        _, solver = lbfgsupdate(
+            net,
+            network_loss,
+            solver,
+            LineSearchMethod=options.LineSearchMethod,
+            MaxNumLineSearchIterations=options.MaxNumLineSearchIterations,
+            NumLossFunctionOutputs=4,
+        )
+        Y, accepted_state = solver.AdditionalLossFunctionOutputs
+        if stateful and solver.LineSearchStatus == "completed":
+            net.State = accepted_state
+        stop = None
+        if solver.GradientsNorm < options.GradientTolerance:  # also where no descent was left to search
+            stop = "gradient"
+        elif solver.LineSearchStatus == "failed":
+            stop = "line search"
+        elif solver.StepNorm < options.StepTolerance:
+            stop = "step"
+        values = {
+            "TrainingLoss": float(solver.Loss),
+            "GradientNorm": solver.GradientsNorm,
+            "StepNorm": solver.StepNorm,
+        }
+        return values, Y, stop
+
+    return run_full_batch(net, batch, options, metrics, validating, step, STOP_REASONS)

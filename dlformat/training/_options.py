@@ -2,13 +2,14 @@
 
 ``trainingOptions(solverName, Name=Value)`` returns a :class:`TrainingOptions` whose MATLAB
 class name follows the solver (``TrainingOptionsSGDM``, ``TrainingOptionsADAM``,
-``TrainingOptionsRMSProp``, ``TrainingOptionsLBFGS``). Each option is declared once in
-:data:`_OPTIONS` (its default and its check); the solver-specific ones in :data:`_SOLVER_OPTIONS`
-(L-BFGS's in :mod:`._lbfgs`, with the shared ones it has no use for in ``_NOT_FOR``). The
+``TrainingOptionsRMSProp``, ``TrainingOptionsLBFGS``, ``TrainingOptionsLM``). Each option is
+declared once in :data:`_OPTIONS` (its default and its check); the solver-specific ones in
+:data:`_SOLVER_OPTIONS` (L-BFGS's in :mod:`._lbfgs`, LM's in :mod:`._lm`, with the shared ones
+they have no use for in ``_NOT_FOR``). The
 defaults and the display order are MathWorks' (the ``trainingOptions`` page's display of
 ``trainingOptions("sgdm")``).
-Every option MATLAB has is declared and acted on; what dlformat does not port (the ``"lm"``
-solver, some schedule objects) is a clear error, never silently ignored (docs/training.md).
+Every option MATLAB has is declared and acted on; what dlformat does not port (some schedule
+objects) is a clear error, never silently ignored (docs/training.md).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ import torch
 from .. import _validate
 from .._errors import DLFormatError
 from ._lbfgs import LBFGS_EXCLUDED, LBFGS_OPTIONS
+from ._lm import LM_EXCLUDED, LM_OPTIONS
 from ._metrics import Metric, entries
 from ._minibatchqueue import MiniBatchQueue
 from ._progress_plot import PLOT_FILES, require_matplotlib
@@ -34,12 +36,13 @@ from ._sources import is_source
 
 __all__ = ["TrainingOptions", "trainingOptions"]
 
-SOLVERS = ("sgdm", "adam", "rmsprop", "lbfgs")
+SOLVERS = ("sgdm", "adam", "rmsprop", "lbfgs", "lm")
 _CLASS_NAMES = {
     "sgdm": "TrainingOptionsSGDM",
     "adam": "TrainingOptionsADAM",
     "rmsprop": "TrainingOptionsRMSProp",
     "lbfgs": "TrainingOptionsLBFGS",
+    "lm": "TrainingOptionsLM",
 }
 
 Check = Callable[[str, Any], Any]
@@ -278,14 +281,15 @@ _SOLVER_OPTIONS: dict[str, dict[str, tuple[Any, Check]]] = {
     },
     "rmsprop": {"SquaredGradientDecayFactor": (0.9, _decay), "Epsilon": (1e-8, _validate.positive)},
     "lbfgs": LBFGS_OPTIONS,
+    "lm": LM_OPTIONS,
 }
 _INITIAL_LEARN_RATE = {"sgdm": 0.01, "adam": 0.001, "rmsprop": 0.001}
-# the shared options a solver has no use for: L-BFGS takes the whole data set each iteration
-_NOT_FOR = {"lbfgs": LBFGS_EXCLUDED}
+# the shared options a solver has no use for: L-BFGS and LM take the whole data set each iteration
+_NOT_FOR = {"lbfgs": LBFGS_EXCLUDED, "lm": LM_EXCLUDED}
 
 
 class TrainingOptions:
-    """MATLAB's ``TrainingOptionsSGDM`` / ``ADAM`` / ``RMSProp`` / ``LBFGS`` (by the solver).
+    """MATLAB's ``TrainingOptionsSGDM`` / ``ADAM`` / ``RMSProp`` / ``LBFGS`` / ``LM`` (by the solver).
 
     Made by :func:`trainingOptions`. Every option is an attribute with MATLAB's name; setting
     one checks it as the constructor does. ``get_config()`` / ``TrainingOptions.from_config``
@@ -397,9 +401,10 @@ def _shown(value: Any) -> str:
 def trainingOptions(solverName: str, *pairs: Any, **options: Any) -> TrainingOptions:
     """MATLAB's ``options = trainingOptions(solverName, Name=Value)``.
 
-    ``solverName`` is ``"sgdm"``, ``"adam"``, ``"rmsprop"`` or ``"lbfgs"`` (full-batch L-BFGS:
+    ``solverName`` is ``"sgdm"``, ``"adam"``, ``"rmsprop"``, ``"lbfgs"`` (full-batch L-BFGS:
     ``MaxIterations``, ``LineSearchMethod``, ``GradientTolerance``, ... instead of the
-    mini-batch and learning-rate options).
+    mini-batch and learning-rate options) or ``"lm"`` (full-batch Levenberg–Marquardt for
+    regression: ``MaxIterations``, ``InitialDampingFactor``, ``MaxDampingFactor``, ...).
     Options take MATLAB's names (any case, or as ``'Name', value`` pairs) and defaults; see
     docs/training.md for each and for those not yet supported.
 

@@ -32,6 +32,7 @@ __all__ = [
     "network_table",
     "rebuild",
     "same_structure",
+    "scaled_rows",
 ]
 
 LEARNABLES_COLUMNS = ("Layer", "Parameter", "Value")
@@ -156,6 +157,16 @@ def network_rows(
         parameters.append(value)
         factors.append(net._by_name[layer].factor_scale(parameter, kind, value))
     return keys, parameters, factors
+
+
+def scaled_rows(keys: list[tuple[str, str]], factors: list[float | torch.Tensor]) -> list[str]:
+    """The ``layer/parameter`` names whose factor (from :func:`network_rows`) is not 1 everywhere:
+    what the solvers that do not apply learn-rate factors refuse."""
+    return [
+        f"{layer}/{name}"
+        for (layer, name), factor in zip(keys, factors, strict=True)
+        if bool(torch.as_tensor(factor).ne(1).any())
+    ]
 
 
 def network_table(keys: list[tuple[str, str]], values: list[Any]) -> Table:

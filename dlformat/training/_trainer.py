@@ -78,6 +78,8 @@ _NAMED_LOSSES: dict[str, Loss] = {  # partials, not lambdas: spawned workers rec
     "huber": functools.partial(huber, NormalizationFactor="all-elements"),
 }
 _ALIASES = {"mean-squared-error": "mse", "l2loss": "mse", "mae": "l1loss", "mean-absolute-error": "l1loss"}
+# the solvers that take the whole data set each iteration, in loops of their own
+FULL_BATCH = ("lbfgs", "lm")
 
 
 class TrainingInfo:
@@ -373,21 +375,24 @@ def _train(
     count = len(X)
     if len(T) != count:
         raise DLFormatError(f"{caller}: X has {count} observations; the targets have {len(T)}")
-    if options.SolverName == "lbfgs":  # full-batch, its own loop; imported here: it builds on this module
+    if options.SolverName in FULL_BATCH:  # their own loops; imported here: they build on this module
         from ._lbfgs_training import train_lbfgs
+        from ._lm_training import train_lm
 
         if legacy:
             raise DLFormatError(
-                f'{caller} does not train with the "lbfgs" solver; use trainnet, as MATLAB does'
+                f'{caller} does not train with the "{options.SolverName}" solver; use trainnet, as MATLAB '
+                "does"
             )
         if options.ExecutionEnvironment in _distributed.DISTRIBUTED:
-            # its line search evaluates the loss many times per iteration: not split over workers
+            # they evaluate the loss several times per iteration (line search, damping): not split
             raise DLFormatError(
-                f'{caller}: the "lbfgs" solver trains in one process; ExecutionEnvironment '
+                f'{caller}: the "{options.SolverName}" solver trains in one process; ExecutionEnvironment '
                 f'"{options.ExecutionEnvironment}" is for "sgdm", "adam" and "rmsprop"'
             )
         validating = _Validation(caller, options, validation, loss_fn, metrics, legacy)
-        return train_lbfgs(net, X, T, loss_fn, options, metrics, validating)
+        full_batch = train_lbfgs if options.SolverName == "lbfgs" else train_lm
+        return full_batch(net, X, T, loss_fn, options, metrics, validating)
     group = _distributed.group_for(options.ExecutionEnvironment, options.WorkerLoad)
     if group is None:  # "parallel" / "multi-gpu" called from one process: start the workers
         arguments = (caller, net, X, T, validation, loss_fn, options, metrics, legacy_metric, legacy)
@@ -517,7 +522,7 @@ def _set_batchnorm_statistics(net: DLNetwork, X: Data, options: TrainingOptions)
     statistics from one more pass over the training data (full-batch for L-BFGS)."""
     if options.BatchNormalizationStatistics != "population":
         return
-    batch_size = options.MiniBatchSize if options.SolverName != "lbfgs" else len(X)
+    batch_size = options.MiniBatchSize if options.SolverName not in FULL_BATCH else len(X)
     dtype = next((value.dtype for _, _, value in net.Learnables), torch.float32)
     set_population_statistics(net, X, min(batch_size, len(X)), _device(options), dtype)
 
@@ -826,11 +831,10 @@ def trainnet(
     _set_batchnorm_statistics(trained, Xc, options)
     # the variables MathWorks' TrainingInfo page lists, in its order; metrics by MATLAB's metric names
     names = [m.column for m in metrics]
-    # L-BFGS has no epochs nor learning rate: its norms instead (the columns of its verbose table)
-    lbfgs = options.SolverName == "lbfgs"
+    # L-BFGS and LM have no epochs nor learning rate: their norms instead (their verbose columns)
     last = (
         {"GradientNorm": "GradientNorm", "StepNorm": "StepNorm"}
-        if lbfgs
+        if options.SolverName in FULL_BATCH
         else {"Epoch": "Epoch", "LearnRate": "BaseLearnRate"}
     )
     history = Table(

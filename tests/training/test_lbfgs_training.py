@@ -138,21 +138,6 @@ def test_lbfgs_refuses_data_parallel_training():
         dlf.trainnet(X, T, network(), "mse", options)
 
 
-def test_batch_normalization_statistics_are_updated_once_per_accepted_iteration():
-    # the statistics of the input itself (the layer sits on the input): after k accepted iterations
-    # MATLAB's running mean φ·x̄ + (1 − φ)·previous from 0 is (1 − 0.9^k)·x̄ with MeanDecay φ = 0.1,
-    # whatever the number of loss evaluations the line searches took (trial points are not kept)
-    torch.manual_seed(1)
-    layers = [dlf.featureInputLayer(2), dlf.batchNormalizationLayer(), dlf.fullyConnectedLayer(1)]
-    options = dlf.trainingOptions(
-        "lbfgs", MaxIterations=3, Verbose=False, GradientTolerance=1e-12, StepTolerance=1e-12
-    )
-    trained, info = dlf.trainnet(X, T, dlf.dlnetwork(layers).to(torch.float64), "mse", options)
-    assert info.StopReason == "Max iterations completed"
-    mean = dict(((layer, name), value) for layer, name, value in trained.State)[("batchnorm", "TrainedMean")]
-    np.testing.assert_allclose(mean.numpy().ravel(), (1 - 0.9**3) * X.mean(0), rtol=1e-12)
-
-
 def test_the_progress_figure_of_an_lbfgs_run_draws_no_epoch_lines(tmp_path, monkeypatch):
     from dlformat.training import _progress_plot
 
