@@ -14,6 +14,7 @@ from .._errors import DLFormatError
 from .._options import matlab_function
 from .._tracing import cached_plan
 from ._common import as_data, formatted_input, working_dtype
+from ._sliding import as_dtype
 
 __all__ = ["fullyconnect"]
 
@@ -119,11 +120,15 @@ def layer_fullyconnect(X: DLArray, matrix: torch.Tensor, offsets: torch.Tensor) 
     tensor, as fullyConnectedLayer calls it (its weights and bias are tensors already): the
     checks that depend on the input are :func:`fullyconnect`'s own, which ends here."""
     output, to_rows, back, _, _ = _flatten_plan(X._fmt)
-    rows = rearrange(X._data, to_rows)
-    if rows.shape[-1] != matrix.shape[1]:
+    # "CB" data is features × observations already: one addmm, W x + b, with no permutes there
+    # and back (the autograd graph of a recurrent network's last step into its classifier)
+    columns = X._fmt == "CB"
+    rows = X._data if columns else rearrange(X._data, to_rows)
+    features = rows.shape[0] if columns else rows.shape[-1]
+    if features != matrix.shape[1]:
         raise DLFormatError(
             f'fullyconnect: the "{X._fmt}" input of size {_validate.matlab_size(tuple(X.shape))} flattens '
-            f"to {rows.shape[-1]} features; the weights take {matrix.shape[1]} "
+            f"to {features} features; the weights take {matrix.shape[1]} "
             f"({_validate.matlab_size(tuple(matrix.shape))})"
         )
     if offsets.numel() not in (1, matrix.shape[0]):
@@ -131,10 +136,14 @@ def layer_fullyconnect(X: DLArray, matrix: torch.Tensor, offsets: torch.Tensor) 
             f"fullyconnect bias must have {matrix.shape[0]} elements (OutputSize) or 1; got {offsets.numel()}"
         )
     dtype = working_dtype(rows.dtype, matrix.dtype, offsets.dtype)
+    if columns:
+        # an OutputSize × 1 bias (the layer's) broadcasts over the observations as it is; a
+        # scalar one as a 1 × 1
+        column = offsets if offsets.ndim == 2 and offsets.shape[1] == 1 else offsets.reshape(-1, 1)
+        rows, matrix, column = (as_dtype(value, dtype) for value in (rows, matrix, column))
+        return DLArray._wrap(torch.addmm(column, matrix, rows), output)
     # a scalar bias is spread over the outputs; .to is skipped when it would change nothing (per-call cost)
     offsets = offsets.reshape(-1) if offsets.numel() > 1 else offsets.reshape(-1).expand(matrix.shape[0])
-    rows, matrix, offsets = (
-        value if value.dtype == dtype else value.to(dtype) for value in (rows, matrix, offsets)
-    )
+    rows, matrix, offsets = (as_dtype(value, dtype) for value in (rows, matrix, offsets))
     result = F.linear(rows, matrix, offsets)
     return DLArray._wrap(rearrange(result, back), output)

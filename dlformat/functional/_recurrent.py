@@ -160,7 +160,10 @@ class _Recurrence:
         """A ``directions*H × 1`` or ``× B`` state as ``(directions, B, H)``, one column broadcast over
         the batch as MATLAB does."""
         size = self.directions * self.hidden
-        columns = value.reshape(size, -1) if value.numel() % size == 0 and value.numel() else None
+        if value.ndim == 2 and value.shape[0] == size:
+            columns: torch.Tensor | None = value  # the layers' own state: no reshape (per-call cost)
+        else:
+            columns = value.reshape(size, -1) if value.numel() % size == 0 and value.numel() else None
         if columns is None or value.ndim > 2 or columns.shape[1] not in (1, self.batch):
             raise DLFormatError(
                 f"{self.caller} {label} must be {size} × 1 or {size} × {self.batch} (NumHiddenUnits × one "
@@ -178,8 +181,15 @@ class _Recurrence:
             flat += [self.weights[direction], self.recurrent[direction], input_bias, rec]
         return flat
 
-    def output(self, steps: torch.Tensor) -> DLArray:
-        """``(T, B, directions*H)`` as a dlarray of the output format."""
+    def output(self, steps: torch.Tensor, last: bool = False) -> DLArray:
+        """``(T, B, directions*H)`` as a dlarray of the output format; ``last``: only the last
+        time step, without ``T`` (MATLAB's ``OutputMode="last"``)."""
+        if last and self.plan.time:
+            # the last step taken from the contiguous (T, B, H) result, not from the H × B × T
+            # view: its gradient is then a contiguous (T, B, H) tensor, which the fused kernel's
+            # backward takes as it is (from the view it copied the whole sequence's gradient)
+            final = steps[-1]
+            return DLArray._wrap(final.t() if self.plan.batch else final[0], self.plan.output_format[:-1])
         return DLArray._wrap(_from_steps(steps, self.plan), self.plan.output_format)
 
     def looped(
@@ -251,9 +261,11 @@ def _gru_step(
     return step
 
 
-def run_lstm(inputs: RecurrentInputs, *, directions: int = 1) -> tuple[DLArray, torch.Tensor, torch.Tensor]:
-    """The LSTM (``directions`` 2: BiLSTM): output, final hidden and cell state as
-    ``directions*H × B`` tensors."""
+def run_lstm(
+    inputs: RecurrentInputs, *, directions: int = 1, last: bool = False
+) -> tuple[DLArray, torch.Tensor, torch.Tensor]:
+    """The LSTM (``directions`` 2: BiLSTM): output (``last``: its last time step only), final
+    hidden and cell state as ``directions*H × B`` tensors."""
     run = _Recurrence(inputs, gates=LSTM_GATES, directions=directions)
     state_activation, gate_activation = inputs.state_activation, inputs.gate_activation
     if state_activation == "tanh" and gate_activation == "sigmoid":
@@ -264,13 +276,14 @@ def run_lstm(inputs: RecurrentInputs, *, directions: int = 1) -> tuple[DLArray, 
     else:
         step = _lstm_step(STATE_FUNCTIONS[state_activation], GATE_FUNCTIONS[gate_activation])
         steps, (h, c) = run.looped(step)
-    return run.output(steps), _unstack(h), _unstack(c)
+    return run.output(steps, last), _unstack(h), _unstack(c)
 
 
 def run_gru(
-    inputs: RecurrentInputs, *, reset_gate_mode: str = "after-multiplication"
+    inputs: RecurrentInputs, *, reset_gate_mode: str = "after-multiplication", last: bool = False
 ) -> tuple[DLArray, torch.Tensor]:
-    """The GRU: output and final hidden state as an ``H × B`` tensor."""
+    """The GRU: output (``last``: its last time step only) and final hidden state as an
+    ``H × B`` tensor."""
     recurrent_bias = reset_gate_mode == "recurrent-bias-after-multiplication"
     run = _Recurrence(inputs, gates=GRU_GATES, bias_sets=2 if recurrent_bias else 1)
     state_activation, gate_activation = inputs.state_activation, inputs.gate_activation
@@ -281,7 +294,7 @@ def run_gru(
     else:
         step = _gru_step(reset_gate_mode, STATE_FUNCTIONS[state_activation], GATE_FUNCTIONS[gate_activation])
         steps, (h,) = run.looped(step, recurrent_bias)
-    return run.output(steps), _unstack(h)
+    return run.output(steps, last), _unstack(h)
 
 
 def _state_output(state: torch.Tensor, restore: Callable[[DLArray], DLArray]) -> DLArray:

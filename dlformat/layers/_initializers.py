@@ -106,7 +106,9 @@ def initialize(
         values = _call_user_initializer(initializer, shape)
     else:
         values = _BUILTIN[initializer](shape, num_in, num_out, generator, dtype)
-    return values.to(device=device, dtype=dtype)
+    # stored row-major whatever the draw's layout (QR's Q, a user's transposed tensor): torch's
+    # kernels copy a non-contiguous weight on every call that reads it (the LSTM twice per step)
+    return values.to(device=device, dtype=dtype).contiguous()
 
 
 def _call_user_initializer(function: Callable[..., object], shape: tuple[int, ...]) -> torch.Tensor:

@@ -258,9 +258,10 @@ class RecurrentLayer(Layer):
         Y, *final = self._run(X, given, labels)
         if not self.HasStateInputs:
             for name, value in zip(self.state_names, final, strict=True):
-                setattr(self, name, value)
-        if self.OutputMode == "last" and "T" in Y._fmt:
-            Y = DLArray._wrap(Y._data[..., -1], Y._fmt.replace("T", ""))  # T is last in canonical order
+                # the operation's own result: floating, on the state's device, of a shape the
+                # state rule accepts, so the checked assignment (setattr) would only copy it;
+                # stored as that detached copy directly (this runs on every call)
+                self._buffers[name] = value.detach().clone()
         if not self.HasStateOutputs:
             return Y
         return (Y, *(DLArray._wrap(value, "CB") for value in final))
@@ -279,7 +280,7 @@ class RecurrentLayer(Layer):
             self.StateActivationFunction,
             self.GateActivationFunction,
         )
-        return self.operation(inputs, **self._operation_options())
+        return self.operation(inputs, last=self.OutputMode == "last", **self._operation_options())
 
     def _operation_options(self) -> dict[str, Any]:
         """The options of this layer's operation beyond those all three share."""

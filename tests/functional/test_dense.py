@@ -264,7 +264,8 @@ def test_data_format_errors():
 
 # -- gradients ---------------------------------------------------------------------------------
 @pytest.mark.parametrize(
-    ("shape", "fmt", "weights_shape"), [((2, 3, 2), "SCB", (2, 2, 3)), ((3, 2, 2), "CBT", (2, 3))]
+    ("shape", "fmt", "weights_shape"),
+    [((2, 3, 2), "SCB", (2, 2, 3)), ((3, 2, 2), "CBT", (2, 3)), ((3, 2), "CB", (2, 3))],
 )
 def test_gradcheck(shape, fmt, weights_shape):
     x = torch.from_numpy(data(shape, 19)).requires_grad_()
@@ -284,3 +285,27 @@ def test_gradients_reach_the_learnables_of_a_formatted_input():
     flattened = x.reshape(6, 4, order="F").sum(axis=1)
     np.testing.assert_allclose(w.grad.numpy(), np.tile(flattened, (5, 1)), rtol=0, atol=1e-12)
     np.testing.assert_array_equal(b.grad.numpy(), np.full(5, 4.0))
+
+
+@pytest.mark.parametrize(
+    "bias",
+    [
+        pytest.param(lambda b: b.reshape(-1, 1), id="column"),
+        pytest.param(lambda b: b, id="vector"),
+        pytest.param(lambda b: b[:1], id="one-element"),
+    ],
+)
+def test_features_by_observations_fast_path_matches_the_flattening_path(bias):
+    """ "CB" data runs one addmm on the data as it is; the same values labelled "SCB" with one S
+    go through the general flatten-permute-linear path: equal values and gradients."""
+    x, w, b = (torch.from_numpy(data(shape, seed)) for shape, seed in (((3, 5), 23), ((4, 3), 24), (4, 25)))
+    results = []
+    for fmt, shaped in (("CB", x), ("SCB", x.reshape(1, 3, 5))):
+        leaves = [t.clone().requires_grad_() for t in (shaped, w, b)]
+        Y = F.fullyconnect(dlf.dlarray(leaves[0], fmt), leaves[1], bias(leaves[2]))
+        assert dlf.dims(Y) == "CB" and tuple(Y.shape) == (4, 5)
+        weighting = torch.from_numpy(data((4, 5), 26))
+        gradients = torch.autograd.grad((Y._data * weighting).sum(), leaves)
+        results.append((Y._data.detach(), gradients[0].reshape(3, 5), *gradients[1:]))
+    for fast, general in zip(*results, strict=True):
+        torch.testing.assert_close(fast, general, rtol=1e-12, atol=1e-12)

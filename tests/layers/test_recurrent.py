@@ -74,6 +74,31 @@ def test_orthogonal_initializer_tall_wide_and_square(shape):
     torch.testing.assert_close(gram, torch.eye(small, dtype=torch.float64))
 
 
+@pytest.mark.parametrize(
+    "initializer",
+    [
+        pytest.param("orthogonal", id="orthogonal"),  # LAPACK's Q is column-major
+        pytest.param(lambda sz: torch.arange(float(sz[0] * sz[1])).reshape(sz[1], sz[0]).T, id="callable"),
+    ],
+)
+def test_drawn_weights_are_stored_row_major_with_the_drawn_values(initializer):
+    """torch's fused kernels copy a non-contiguous weight on every call: the layer stores the
+    values drawn, in row-major memory."""
+    drawn = _initializers.initialize(
+        initializer, (12, 3), num_in=3, num_out=12, dtype=torch.float32, device=None,
+        generator=torch.Generator().manual_seed(5),
+    )  # fmt: skip
+    if initializer == "orthogonal":
+        normal = torch.empty(12, 3).normal_(0.0, 1.0, generator=torch.Generator().manual_seed(5))
+        expected = torch.linalg.qr(normal)[0]
+    else:
+        expected = torch.arange(36.0).reshape(3, 12).T
+    assert drawn.is_contiguous()
+    torch.testing.assert_close(drawn, expected, rtol=0, atol=0)
+    layer = dlf.lstmLayer(3, InputSize=2, RecurrentWeightsInitializer=initializer)
+    assert layer.RecurrentWeights.is_contiguous()
+
+
 def test_initializer_names_per_property():
     layer = dlf.lstmLayer(2, InputWeightsInitializer="orthogonal", BiasInitializer="narrow-normal")
     assert layer.InputWeightsInitializer == "orthogonal"
@@ -193,6 +218,61 @@ def test_state_carries_over_between_calls(construct):
     if whole.directions == 1:
         for name in whole.State:
             np.testing.assert_allclose(numpy(getattr(split, name)), numpy(getattr(whole, name)), rtol=1e-12)
+
+
+LAST_STEP_LAYERS = [
+    pytest.param(lambda mode: dlf.lstmLayer(H, InputSize=D, OutputMode=mode), id="lstm"),
+    pytest.param(
+        lambda mode: dlf.lstmLayer(H, InputSize=D, OutputMode=mode, GateActivationFunction="hard-sigmoid"),
+        id="lstm-looped",
+    ),
+    pytest.param(lambda mode: dlf.bilstmLayer(H, InputSize=D, OutputMode=mode), id="bilstm"),
+    pytest.param(lambda mode: dlf.gruLayer(H, InputSize=D, OutputMode=mode), id="gru"),
+    pytest.param(
+        lambda mode: dlf.gruLayer(H, InputSize=D, OutputMode=mode, ResetGateMode="before-multiplication"),
+        id="gru-looped",
+    ),
+]
+
+
+@pytest.mark.parametrize("construct", LAST_STEP_LAYERS)
+@pytest.mark.parametrize(("fmt", "shape"), [("CBT", (D, B, T)), ("CT", (D, T))])
+def test_last_mode_equals_the_last_step_of_the_sequence_with_gradients(construct, fmt, shape):
+    """OutputMode "last" takes the last step from torch's (T, B, H) result (so its gradient reaches
+    the fused kernel contiguous); "sequence" then indexing its last step is the general path:
+    equal values, and equal gradients for every learnable and for the data."""
+    every = construct("sequence").double()
+    last = construct("last").double()
+    last.load_state_dict(every.state_dict())
+    x = torch.from_numpy(1.5 * np.random.default_rng(30).standard_normal(shape))
+    weighting = torch.from_numpy(
+        np.random.default_rng(31).standard_normal((every.directions * H, *shape[1:-1]))
+    )
+    results = []
+    for layer, pick in ((every, lambda Y: Y[..., -1]), (last, lambda Y: Y)):
+        data = x.clone().requires_grad_()
+        Y = layer(dlf.dlarray(data, fmt))
+        assert dlf.dims(Y) == fmt if layer is every else dlf.dims(Y) == fmt[:-1]
+        value = pick(dlf.stripdims(Y))
+        leaves = [data, *(getattr(layer, name) for name in layer.learnables)]
+        results.append((value.detach(), *torch.autograd.grad((value * weighting).sum(), leaves)))
+    for general, fast in zip(*results, strict=True):
+        torch.testing.assert_close(fast, general, rtol=1e-12, atol=1e-12)
+
+
+def test_the_assigned_state_is_a_detached_copy_of_the_returned_state():
+    """The layer stores the final state the operation computed, without re-checking it, as a
+    detached copy: changing a returned state output in place leaves the layer's state alone."""
+    _, X = sequence(8)
+    layer = dlf.lstmLayer(H, InputSize=D, HasStateOutputs=True, dtype=torch.float64)
+    _, h, c = layer(X)
+    assert not layer.HiddenState.requires_grad and not layer.CellState.requires_grad
+    torch.testing.assert_close(layer.HiddenState, dlf.stripdims(h).detach(), rtol=0, atol=0)
+    with torch.no_grad():
+        dlf.stripdims(h).zero_()
+        dlf.stripdims(c).zero_()
+    assert layer.HiddenState.abs().sum() > 0 and layer.CellState.abs().sum() > 0
+    assert layer.HiddenState.dtype == torch.float64 and tuple(layer.CellState.shape) == (H, B)
 
 
 def test_a_state_column_is_used_for_every_observation_and_assigned_state_resets():
