@@ -84,14 +84,19 @@ def _weights(caller: str, weights: Any, WeightsFormat: Any, spatial: int) -> tup
     return labelled._data, labelled._fmt
 
 
-def _parts(data: torch.Tensor, layout: _Layout) -> tuple[torch.Tensor, tuple[int, ...]]:
-    """``data`` as ``groups × first U × C × filter...`` (absent ``U`` dimensions of size 1), and the
-    filter size."""
+def _parts(data: torch.Tensor, layout: _Layout) -> tuple[torch.Tensor, tuple[int, int, int], tuple[int, ...]]:
+    """``data`` in torch's layout, ``(groups · first U) × C × filter...``; the sizes ``(groups,
+    first U, C)`` (absent ``U`` dimensions count 1); and the filter size."""
+    if len(layout.unspecified) == 1:  # ungrouped: one permutation (one autograd node, not three)
+        matrix = data.permute(layout.unspecified[0], layout.channel, *layout.filter)
+        return matrix, (1, matrix.shape[0], matrix.shape[1]), tuple(matrix.shape[2:])
     missing = 2 - len(layout.unspecified)
     expanded = data.reshape(*data.shape, *(1,) * missing)
     unspecified = layout.unspecified + tuple(range(data.ndim, data.ndim + missing))
     arranged = expanded.permute(unspecified[1], unspecified[0], layout.channel, *layout.filter)
-    return arranged, tuple(arranged.shape[3:])
+    groups, first, channels = arranged.shape[:3]
+    matrix = arranged.reshape(groups * first, channels, *arranged.shape[3:])
+    return matrix, (groups, first, channels), tuple(arranged.shape[3:])
 
 
 def _bias(caller: str, bias: Any, count: int) -> torch.Tensor:
@@ -109,12 +114,14 @@ def _bias(caller: str, bias: Any, count: int) -> torch.Tensor:
 
 
 class _Convolution(NamedTuple):
-    """What both convolutions read: the input and its restorer, the weights as ``groups × U × C ×
-    filter...`` and their groups, the window and the input in torch's layout, and the geometry."""
+    """What both convolutions read: the input and its restorer, the weights in torch's layout
+    (``(groups · U) × C × filter...``) with their sizes ``(groups, U, C)`` and groups, the window
+    and the input in torch's layout, and the geometry."""
 
     X: DLArray
     restore: Callable[[DLArray], DLArray]
-    arranged: torch.Tensor
+    matrix: torch.Tensor
+    parts: tuple[int, int, int]
     groups: int
     window: _sliding.Window
     data: torch.Tensor
@@ -147,11 +154,11 @@ def _geometry(
     window = _sliding.window_plan(
         X._fmt, layout.spatial, layout.time, caller, f'the weights of format "{fmt}"'
     )
-    arranged, filter_size = _parts(weights, layout)
+    matrix, parts, filter_size = _parts(weights, layout)
     data, lead = _sliding.to_torch(X._data, window)
     # filters × channels per group for convolution; the transposed layout swaps them
     transposed = caller == "dltranspconv"
-    groups, per_group = arranged.shape[0], arranged.shape[1 if transposed else 2]
+    groups, per_group = parts[0], parts[1 if transposed else 2]
     channels = data.shape[1]
     if channels != per_group * groups:
         shown = "numFilters × numChannels" if transposed else "numChannels × numFilters"
@@ -163,7 +170,9 @@ def _geometry(
     strides = _sliding.sizes(caller, "Stride", stride, count)
     dilation = _sliding.sizes(caller, "DilationFactor", dilation_factor, count)
     reach = tuple((size - 1) * rate + 1 for size, rate in zip(filter_size, dilation, strict=True))
-    return _Convolution(X, restore, arranged, groups, window, data, lead, count, strides, dilation, reach)
+    return _Convolution(
+        X, restore, matrix, parts, groups, window, data, lead, count, strides, dilation, reach
+    )
 
 
 @matlab_function(shared=CONVOLUTION_OPTIONS)
@@ -229,13 +238,12 @@ def layer_dlconv(X: DLArray, weights: torch.Tensor, fmt: str, bias: Any, options
 def _dlconv(conv: _Convolution, bias: Any, spec: _sliding.Spec, value: Any) -> DLArray:
     """What :func:`dlconv` and :func:`layer_dlconv` share once the options are checked."""
     data, count, reach, strides = conv.data, conv.slid, conv.reach, conv.strides
-    groups, filters, per_group = conv.arranged.shape[:3]
+    groups, filters, _ = conv.parts
     padding = _sliding.edges(spec, tuple(data.shape[2:]), reach, strides)
     _sliding.check_fits("dlconv", tuple(data.shape[2:]), padding, reach)
     offsets = _bias("dlconv", bias, groups * filters)
-    dtype = working_dtype(data.dtype, conv.arranged.dtype, offsets.dtype)
-    matrix = conv.arranged.reshape(groups * filters, per_group, *conv.arranged.shape[3:])
-    data, matrix, offsets = (_sliding.as_dtype(value, dtype) for value in (data, matrix, offsets))
+    dtype = working_dtype(data.dtype, conv.matrix.dtype, offsets.dtype)
+    data, matrix, offsets = (_sliding.as_dtype(value, dtype) for value in (data, conv.matrix, offsets))
     equal = _sliding.symmetric(padding) if value == 0 else None
     if equal is None:
         data, equal = _sliding.pad(data, padding, value), (0,) * count
@@ -295,7 +303,7 @@ def dltranspconv(X: Any, weights: Any, bias: Any, *, Cropping: Any = 0, **option
     """
     conv = _convolution("dltranspconv", X, weights, options)
     data, count, reach, strides = conv.data, conv.slid, conv.reach, conv.strides
-    groups, per_group, filters = conv.arranged.shape[:3]
+    groups, _, filters = conv.parts
     inputs = tuple(data.shape[2:])
     cropping = _cropping(
         _sliding.padding_spec("dltranspconv", "Cropping", Cropping, count, ("same",)), inputs, reach, strides
@@ -309,8 +317,8 @@ def dltranspconv(X: Any, weights: Any, bias: Any, *, Cropping: Any = 0, **option
             f"of size {_validate.matlab_size(full)}"
         )
     offsets = _bias("dltranspconv", bias, groups * filters)
-    dtype = working_dtype(data.dtype, conv.arranged.dtype, offsets.dtype)
-    matrix = conv.arranged.reshape(groups * per_group, filters, *conv.arranged.shape[3:]).to(dtype)
+    dtype = working_dtype(data.dtype, conv.matrix.dtype, offsets.dtype)
+    matrix = conv.matrix.to(dtype)
     # torch crops both edges alike, up to the filter's reach; the rest is sliced off
     both = tuple(
         min(before, after, extent - 1) for (before, after), extent in zip(cropping, reach, strict=True)

@@ -276,6 +276,63 @@ def batchnorm(
     )
 
 
+def layer_batchnorm(
+    X: DLArray,
+    offset: torch.Tensor,
+    scale: torch.Tensor,
+    mean: torch.Tensor,
+    variance: torch.Tensor,
+    epsilon: float,
+    decays: tuple[float, float] | None,
+) -> tuple[DLArray, torch.Tensor | None, torch.Tensor | None]:
+    """:func:`batchnorm` as batchNormalizationLayer calls it with its own tensors and checked
+    properties: inference by the trained statistics (``decays`` None), or training by the batch's
+    statistics, with the running ones updated by ``decays`` (mean, variance). Returns ``Y`` and
+    the updated statistics shaped like the given ones (None for inference).
+
+    The common case (float32 or float64 data, offset, scale and statistics of the data's dtype,
+    one value of each per channel, statistics outside autograd, at least two values per channel)
+    runs the same kernels as :func:`batchnorm` without its option checks and dtype conversions,
+    which cost more than the kernel on small inputs; anything else goes through
+    :func:`batchnorm` itself."""
+    data = X._data
+    channel = X._fmt.index("C")
+    channels = data.shape[channel]
+    plain = (
+        data.dtype in (torch.float32, torch.float64)
+        and all(
+            value.dtype == data.dtype and value.numel() == channels and not value.requires_grad
+            for value in (mean, variance)
+        )
+        and all(value.dtype == data.dtype and value.numel() == channels for value in (offset, scale))
+    )
+    if plain and channels and data.numel() >= 2 * channels:
+        batched, back = _channels_second(data, channel)
+        weight, bias = scale.reshape(-1), offset.reshape(-1)
+        if decays is None:
+            normalized = F.batch_norm(
+                batched, mean.reshape(-1), variance.reshape(-1), weight, bias, False, 0.0, epsilon
+            )
+            return DLArray._wrap(back(normalized), X._fmt), None, None
+        # the batch's mean and unbiased variance, as _batch_statistics_norm has the kernel leave them
+        batch_mean, batch_variance = data.new_zeros(channels), data.new_zeros(channels)
+        normalized = F.batch_norm(batched, batch_mean, batch_variance, weight, bias, True, 1.0, epsilon)
+        count = batched.numel() // channels
+        batch_variance = batch_variance * ((count - 1) / count)
+        return (
+            DLArray._wrap(back(normalized), X._fmt),
+            torch.lerp(mean.reshape(-1), batch_mean, decays[0]).reshape(mean.shape),
+            torch.lerp(variance.reshape(-1), batch_variance, decays[1]).reshape(variance.shape),
+        )
+    if decays is None:
+        return batchnorm(X, offset, scale, mean, variance, Epsilon=epsilon), None, None
+    Y, new_mean, new_variance = batchnorm(
+        X, offset, scale, mean, variance, Epsilon=epsilon, MeanDecay=decays[0], VarianceDecay=decays[1],
+        ReturnStatistics=True,
+    )  # fmt: skip
+    return Y, new_mean._data, new_variance._data
+
+
 def _channels_second(
     data: torch.Tensor, channel: int
 ) -> tuple[torch.Tensor, Callable[[torch.Tensor], torch.Tensor]]:
@@ -286,6 +343,8 @@ def _channels_second(
     of size 1 is added."""
     order, inverse, outer = _channel_order(data.stride(), channel)
     permuted = data.permute(order)
+    if outer == 1:  # already (N, C, ...): no reshapes (each would be one more autograd node)
+        return permuted, lambda result: result.permute(inverse)
     sizes = permuted.shape[:outer]
     # the outer dimensions as one N (a view for a dense tensor), or a new one of size 1
     batched = permuted.flatten(0, outer - 1) if outer else permuted.unsqueeze(0)

@@ -131,12 +131,16 @@ def to_torch(data: torch.Tensor, window: Window) -> tuple[torch.Tensor, torch.Si
     """``data`` as torch's ``N × C × slid...`` and the sizes of the dimensions folded into ``N``."""
     moved = data.permute(window.permutation)
     lead = moved.shape[: window.batch]
+    if window.batch == 1 and window.channel:  # already N × C × slid...: no reshape, no autograd node
+        return moved, lead
     channels = moved.shape[window.batch] if window.channel else 1
     return moved.reshape(math.prod(lead), channels, *moved.shape[moved.ndim - len(window.slid) :]), lead
 
 
 def from_torch(result: torch.Tensor, window: Window, lead: torch.Size) -> torch.Tensor:
     """A torch ``N × C × slid...`` result back in the stored order of the input's format."""
+    if window.batch == 1 and window.channel:  # the shape is already lead, C, slid... (to_torch's case)
+        return result.permute(window.inverse)
     kept = result.shape[1:] if window.channel else result.shape[2:]
     return result.reshape(*lead, *kept).permute(window.inverse)
 

@@ -78,7 +78,7 @@ class ReLULayer(_ActivationLayer):
     matlab_type = "ReLU"
 
     def activate(self, X: DLArray) -> DLArray:
-        return functional.relu(X)
+        return _on_data(torch.relu, X)  # what functional.relu computes, without its argument handling
 
 
 class LeakyReLULayer(_ActivationLayer):
@@ -170,7 +170,7 @@ class SigmoidLayer(_ActivationLayer):
     default_name = "sigmoid"
 
     def activate(self, X: DLArray) -> DLArray:
-        return functional.sigmoid(X)
+        return _on_data(torch.sigmoid, X)  # what functional.sigmoid computes
 
 
 class SwishLayer(_ActivationLayer):
@@ -356,7 +356,9 @@ class SoftmaxLayer(Layer):
 
     def predict(self, X: DLArray) -> DLArray:
         X = require_dimensions(X, "C", self._caller, '"CB", "SSCB", "CBT", "CT"')
-        return functional.softmax(DLArray._wrap(floating_data(X._data, self._caller()), X._fmt))
+        data = floating_data(X._data, self._caller())
+        # functional.softmax's computation, without its argument handling (the layer checked X)
+        return DLArray._wrap(_activations._softmax(data, X._fmt.index("C")), X._fmt)
 
 
 reluLayer = matlab_constructor(ReLULayer, "reluLayer")

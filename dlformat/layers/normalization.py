@@ -15,9 +15,9 @@ from typing import Any
 from .. import _validate
 from .._dlarray import DLArray, require_dimensions
 from .._errors import DLFormatError
-from ..functional import batchnorm, crosschannelnorm, groupnorm, instancenorm, layernorm
+from ..functional import crosschannelnorm, groupnorm, instancenorm, layernorm
 from ..functional._common import floating_data
-from ..functional._normalization import GROUPINGS, OPERATION_DIMENSIONS
+from ..functional._normalization import GROUPINGS, OPERATION_DIMENSIONS, layer_batchnorm
 from ._base import Layer, matlab_constructor
 from ._properties import (
     Learnable,
@@ -159,31 +159,28 @@ class BatchNormalizationLayer(_ChannelNormalization):
 
     def predict(self, X: DLArray) -> DLArray:
         X = self._checked_input(X)
-        result: DLArray = batchnorm(
-            X, self.Offset, self.Scale, self.TrainedMean, self.TrainedVariance, Epsilon=self.Epsilon
-        )
-        return result
+        return layer_batchnorm(
+            X, self.Offset, self.Scale, self.TrainedMean, self.TrainedVariance, self.Epsilon, None
+        )[0]
 
     def forward(self, X: DLArray) -> DLArray:  # type: ignore[override]  # MATLAB's forward, see Layer
         X = self._checked_input(X)
-        Y, mean, variance = batchnorm(
+        Y, mean, variance = layer_batchnorm(
             X,
             self.Offset,
             self.Scale,
             self.TrainedMean,
             self.TrainedVariance,
-            Epsilon=self.Epsilon,
-            MeanDecay=self.MeanDecay,
-            VarianceDecay=self.VarianceDecay,
-            ReturnStatistics=True,
+            self.Epsilon,
+            (self.MeanDecay, self.VarianceDecay),
         )
         # updated from the layer's own statistics, so already of their shape and device: stored
         # without the checks an assignment by the user gets (they cost more than the kernel at
         # batch 1), in the statistics' own dtype as an assignment would keep it
         buffers = self._buffers
         for name, value in (("TrainedMean", mean), ("TrainedVariance", variance)):
-            buffers[name] = value._data.to(buffers[name].dtype)  # type: ignore[union-attr]
-        return Y  # type: ignore[no-any-return]
+            buffers[name] = value.to(buffers[name].dtype)  # type: ignore[union-attr]
+        return Y
 
 
 def _group_count(name: str, value: Any) -> int | str:

@@ -10,6 +10,7 @@ import torch
 
 import dlformat as dlf
 from dlformat import DLFormatError
+from dlformat import functional as F
 
 
 def test_relu_keeps_format_and_clips():
@@ -188,3 +189,30 @@ def test_spatial_dropout_options_and_errors():
         DLFormatError, match=r'SpatialDropoutLayer needs a dlarray with a "C" dimension; got format "SB"'
     ):
         layer(dlf.dlarray(torch.ones(3, 2), "SB"), training=True)
+
+
+@pytest.mark.parametrize(
+    ("layer", "function"),
+    [(dlf.reluLayer, F.relu), (dlf.sigmoidLayer, F.sigmoid), (dlf.softmaxLayer, F.softmax)],
+)
+@pytest.mark.parametrize(
+    ("data", "fmt"),
+    [
+        (torch.randn(4, 3, 5, 2), "SSCB"),
+        (torch.randn(3, 2, 6, dtype=torch.float64), "CBT"),
+        (torch.randn(5, 2).half(), "CB"),
+        (torch.randn(5, 2) > 0, "CB"),  # logical data computes as single
+    ],
+)
+def test_activation_layers_compute_what_their_functions_do(layer, function, data, fmt):
+    """The layers call the tensor computation directly (they have checked the input already):
+    the same values, dtype, format and gradients as the functional call."""
+    x = data.requires_grad_() if data.is_floating_point() else data
+    Y, expected = layer()(dlf.dlarray(x, fmt)), function(dlf.dlarray(x, fmt))
+    assert dlf.dims(Y) == fmt and Y.dtype == expected.dtype
+    torch.testing.assert_close(Y._data, expected._data, rtol=0, atol=0)
+    if data.is_floating_point():
+        upstream = torch.randn(Y.shape).to(Y.dtype)
+        ours = torch.autograd.grad((Y._data * upstream).sum(), x)
+        theirs = torch.autograd.grad((expected._data * upstream).sum(), x)
+        torch.testing.assert_close(ours, theirs, rtol=0, atol=0)

@@ -8,6 +8,7 @@ import torch
 
 import dlformat as dlf
 from dlformat import DLFormatError
+from dlformat import functional as F
 
 
 def reference(
@@ -323,3 +324,53 @@ def test_a_state_value_of_the_right_count_but_not_a_vector_is_refused():
     layer = dlf.batchNormalizationLayer(NumChannels=4)
     with pytest.raises(DLFormatError, match=r"TrainedMean must have shape 4×1; got 2×2"):
         layer.TrainedMean = torch.ones(2, 2)
+
+
+@pytest.mark.parametrize(
+    ("data_dtype", "shape", "layout"),
+    [
+        (torch.float32, (5, 4, 3, 6), (3, 2, 0, 1)),  # the layer's own path: batch-first memory ("BCSS")
+        (torch.float32, (5, 4, 3, 6), None),  # the layer's own path: column-major "SSCB" memory
+        (torch.float64, (5, 4, 3, 6), (3, 2, 0, 1)),  # double data into a single layer: batchnorm's path
+        (torch.float32, (1, 1, 3, 1), None),  # one value per channel: batchnorm's by-hand path
+    ],
+)
+def test_batch_normalization_layer_path_equals_batchnorm(data_dtype, shape, layout):
+    """The layer's call (its own fast path where it applies) gives what F.batchnorm gives: the
+    same outputs, running statistics and gradients, in training and in inference."""
+    generator = torch.Generator().manual_seed(4)
+    layer = dlf.batchNormalizationLayer(
+        NumChannels=3, MeanDecay=0.3, VarianceDecay=0.2, Epsilon=1e-3, ScaleInitializer="narrow-normal"
+    )
+    layer.Offset = torch.randn(3, 1, generator=generator)
+    layer.TrainedMean, layer.TrainedVariance = torch.randn(3, 1, generator=generator), torch.rand(3, 1) + 0.5
+    memory = shape if layout is None else tuple(shape[index] for index in layout)
+    stored = torch.randn(memory, generator=generator, dtype=data_dtype)
+    x = (
+        stored if layout is None else stored.permute(tuple(layout.index(i) for i in range(4)))
+    ).requires_grad_()
+    X = dlf.dlarray(x, "SSCB")
+    mean, variance = layer.TrainedMean.clone(), layer.TrainedVariance.clone()
+    weight = torch.randn(shape, generator=generator, dtype=data_dtype)
+
+    for training in (True, False):
+        Y = layer(X, training=training)
+        if training:
+            expected, new_mean, new_variance = F.batchnorm(
+                X, layer.Offset, layer.Scale, mean, variance, Epsilon=1e-3, MeanDecay=0.3, VarianceDecay=0.2,
+                ReturnStatistics=True,
+            )  # fmt: skip
+            torch.testing.assert_close(layer.TrainedMean, dlf.extractdata(new_mean).float(), rtol=0, atol=0)
+            torch.testing.assert_close(
+                layer.TrainedVariance, dlf.extractdata(new_variance).float(), rtol=0, atol=0
+            )
+        else:
+            expected = F.batchnorm(
+                X, layer.Offset, layer.Scale, layer.TrainedMean, layer.TrainedVariance, Epsilon=1e-3
+            )
+        assert dlf.dims(Y) == "SSCB" and Y.dtype == expected.dtype
+        torch.testing.assert_close(dlf.extractdata(Y), dlf.extractdata(expected), rtol=0, atol=0)
+        ours = torch.autograd.grad((Y._data * weight).sum(), [x, layer.Offset, layer.Scale])
+        theirs = torch.autograd.grad((expected._data * weight).sum(), [x, layer.Offset, layer.Scale])
+        for got, want in zip(ours, theirs, strict=True):
+            torch.testing.assert_close(got, want, rtol=0, atol=0)
