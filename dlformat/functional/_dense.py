@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import torch
@@ -115,6 +116,42 @@ def fullyconnect(X: Any, weights: Any, bias: Any, *, DataFormat: str | None = No
     return restore(layer_fullyconnect(X, matrix, as_data(bias, "fullyconnect bias")))
 
 
+def _memory_order(
+    data: torch.Tensor, fmt: str, matrix: torch.Tensor, to_rows: str
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """The input as rows of features, and the weights with their columns in the same order.
+
+    MATLAB flattens the features column-major (the first ``S`` fastest, ``C`` slowest). Where the
+    data is stored otherwise (batch-first ``"BCSS"`` memory, as torch's images are: the last ``S``
+    fastest), those rows are a copy of the whole input, and the gradient comes back in that
+    order, so every layer before reads it with strides. Ordering the weights' columns by the
+    data's memory instead makes the rows a view and copies only the weights (when there are
+    fewer outputs than observations); each output sums the same products, in another order."""
+    kept = [index for index, label in enumerate(fmt) if label in "BTU"]
+    features = [index for index, label in enumerate(fmt) if label in "SC"]
+    strides = data.stride()
+    order = sorted(features, key=lambda index: -strides[index])  # slowest first: row-major reading
+    sizes = [data.shape[index] for index in features]
+    observations = data.numel() // max(matrix.shape[1], 1)
+    if (
+        order == features[::-1]
+        or math.prod(sizes) != matrix.shape[1]  # an error the caller reports
+        or matrix.shape[0] >= observations
+    ):
+        return rearrange(data, to_rows), matrix  # MATLAB's order is the memory order (or a copy is cheaper)
+    permuted = data.permute(*kept, *order)
+    try:
+        rows = permuted.view(*permuted.shape[: len(kept)], -1)
+    except RuntimeError:  # the features are not one block of memory: MATLAB's order, copied
+        return rearrange(data, to_rows), matrix
+    # the weights' columns as an array of the features' sizes in MATLAB's order (C ... S2 S1 as
+    # row-major axes), put into the data's memory order
+    axes = features[::-1]
+    columns = matrix.reshape(matrix.shape[0], *(sizes[features.index(index)] for index in axes))
+    columns = columns.permute(0, *(1 + axes.index(index) for index in order))
+    return rows, columns.reshape(matrix.shape[0], -1)
+
+
 def layer_fullyconnect(X: DLArray, matrix: torch.Tensor, offsets: torch.Tensor) -> DLArray:
     """:func:`fullyconnect` of formatted ``X`` by an ``OutputSize × InputSize`` tensor and a bias
     tensor, as fullyConnectedLayer calls it (its weights and bias are tensors already): the
@@ -123,7 +160,10 @@ def layer_fullyconnect(X: DLArray, matrix: torch.Tensor, offsets: torch.Tensor) 
     # "CB" data is features × observations already: one addmm, W x + b, with no permutes there
     # and back (the autograd graph of a recurrent network's last step into its classifier)
     columns = X._fmt == "CB"
-    rows = X._data if columns else rearrange(X._data, to_rows)
+    if columns:
+        rows = X._data
+    else:
+        rows, matrix = _memory_order(X._data, X._fmt, matrix, to_rows)
     features = rows.shape[0] if columns else rows.shape[-1]
     if features != matrix.shape[1]:
         raise DLFormatError(

@@ -309,3 +309,46 @@ def test_features_by_observations_fast_path_matches_the_flattening_path(bias):
         results.append((Y._data.detach(), gradients[0].reshape(3, 5), *gradients[1:]))
     for fast, general in zip(*results, strict=True):
         torch.testing.assert_close(fast, general, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize(
+    ("fmt", "shape", "memory", "outputs"),
+    [
+        ("SSCB", (5, 4, 3, 6), (3, 2, 0, 1), 3),  # batch-first images ("BCSS" memory): weights reordered
+        ("SSCB", (5, 4, 3, 6), (0, 1, 2, 3), 3),  # canonical memory: weights reordered, rows strided
+        ("SCBT", (7, 2, 3, 5), (3, 2, 1, 0), 3),  # column-major memory: MATLAB's order is a view
+        ("SSCB", (2, 3, 4, 6), (3, 2, 0, 1), 50),  # more outputs than observations: the data copied
+    ],
+)
+def test_flattening_in_memory_order_equals_matlabs_order(fmt, shape, memory, outputs):
+    """However the input is stored, fullyconnect gives MATLAB's column-major flattening (the
+    first S fastest, C slowest) and its gradients; where it reads the rows in the data's memory
+    order, it reorders the weights' columns to match."""
+    generator = torch.Generator().manual_seed(5)
+    stored = torch.randn(tuple(shape[axis] for axis in memory), generator=generator, dtype=torch.float64)
+    x = stored.permute(tuple(memory.index(axis) for axis in range(4))).requires_grad_()
+    kept = [axis for axis, label in enumerate(fmt) if label in "BT"]
+    features = [axis for axis, label in enumerate(fmt) if label in "SC"]
+    weights = torch.randn(
+        outputs, int(np.prod([shape[axis] for axis in features])), generator=generator, dtype=torch.float64
+    ).requires_grad_()
+    bias = torch.randn(outputs, generator=generator, dtype=torch.float64)
+    Y = F.fullyconnect(dlf.dlarray(x, fmt), weights, bias)
+    # MATLAB's definition in NumPy: features flattened column-major (the first S fastest)
+    array, matrix = x.detach().numpy(), weights.detach().numpy()
+    moved = np.moveaxis(array, features + kept, list(range(4)))
+    columns = moved.reshape(matrix.shape[1], -1, order="F")  # features × observations (and times)
+    expected = (matrix @ columns + bias.numpy()[:, None]).reshape(
+        (outputs, *(shape[axis] for axis in kept)), order="F"
+    )
+    np.testing.assert_allclose(Y._data.detach().numpy(), expected, rtol=1e-12, atol=1e-12)
+    # gradients of the sum of upstream · Y: upstream · columnsᵀ for the weights, Wᵀ · upstream
+    # folded back into the input's shape for the input
+    upstream = np.random.default_rng(6).normal(size=expected.shape)
+    flat_upstream = upstream.reshape(outputs, -1, order="F")
+    input_gradient = np.moveaxis(
+        (matrix.T @ flat_upstream).reshape(moved.shape, order="F"), list(range(4)), features + kept
+    )
+    ours = torch.autograd.grad((Y._data * torch.from_numpy(upstream)).sum(), [x, weights])
+    np.testing.assert_allclose(ours[0].numpy(), input_gradient, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(ours[1].numpy(), flat_upstream @ columns.T, rtol=1e-12, atol=1e-12)
