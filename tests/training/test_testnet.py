@@ -147,14 +147,26 @@ def test_sequences_are_padded_per_mini_batch(direction, padding):
     np.testing.assert_allclose(got, [total], rtol=1e-5)
 
 
-def test_a_data_source_gives_what_its_arrays_give():
+@pytest.mark.parametrize("kind", ["Dataset", "minibatchqueue"])
+def test_a_data_source_gives_what_its_arrays_give(kind):
     net, X, T = regression()
-    source = TensorDataset(torch.tensor(X, dtype=torch.float32), torch.tensor(T, dtype=torch.float32))
+    Xt, Tt = torch.tensor(X, dtype=torch.float32), torch.tensor(T, dtype=torch.float32)
+    if kind == "Dataset":
+        source = TensorDataset(Xt, Tt)
+    else:  # MATLAB's C×B mini-batches, of a size of its own
+        source = dlf.minibatchqueue(Xt.T, Tt.T, MiniBatchSize=4, MiniBatchFormat=["CB", "CB"])
     np.testing.assert_allclose(
         dlf.testnet(net, source, ["mse", "rmse"], MiniBatchSize=3),
         dlf.testnet(net, X, T, ["mse", "rmse"], MiniBatchSize=3),
         rtol=1e-6,
     )
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="checks the error of a machine without CUDA")
+def test_gpu_without_cuda_is_an_error():
+    net, X, T = regression()
+    with pytest.raises(DLFormatError, match="no CUDA device"):
+        dlf.testnet(net, X, T, "mse", ExecutionEnvironment="gpu")
 
 
 def test_matlab_name_value_pairs():
