@@ -65,6 +65,7 @@ PUBLIC = {
     "lbfgsupdate", "lbfgsState", "LBFGSState", "dllaplacian", "dlode45",
     # trainingOptions, schedules, trainnet and trainNetwork (issue 16)
     "trainingOptions", "TrainingOptions", "trainnet", "TrainingInfo", "trainNetwork", "LegacyTrainingInfo",
+    "testnet",
     "piecewiseLearnRate", "exponentialLearnRate", "LearnRateSchedule",
     # the metric objects and deep.Metric (issue 16)
     "accuracyMetric", "AccuracyMetric", "aucMetric", "AUCMetric", "fScoreMetric", "FScoreMetric", "mapeMetric",

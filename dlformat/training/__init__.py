@@ -1,6 +1,6 @@
 """MATLAB's custom training loop: ``dlfeval``, ``dlgradient``, ``dljacobian``, ``dlaccelerate``,
 ``dlupdate``, the solver update functions, ``minibatchqueue`` and ``trainingProgressMonitor``;
-``trainnet`` and its options, schedules and metric objects (``_metrics``).
+``trainnet`` and its options, schedules and metric objects (``_metrics``); ``testnet``.
 
 One module per concept: ``_dlfeval`` (evaluation with tracing), ``_dlgradient``, ``_dlupdate``,
 ``_solvers`` (``adamupdate``, ``sgdmupdate``, ``rmspropupdate``), ``_lbfgs`` (``lbfgsupdate``,
@@ -47,6 +47,7 @@ from ._monitor import (
 from ._options import TrainingOptions, trainingOptions
 from ._schedules import LearnRateSchedule, exponentialLearnRate, piecewiseLearnRate
 from ._solvers import adamupdate, rmspropupdate, sgdmupdate
+from ._testnet import testnet
 from ._trainer import LegacyTrainingInfo, TrainingInfo, trainnet, trainNetwork
 
 __all__ = [
@@ -94,6 +95,7 @@ __all__ = [
     "rmseMetric",
     "rmspropupdate",
     "sgdmupdate",
+    "testnet",
     "trainNetwork",
     "trainingOptions",
     "trainingProgressMonitor",

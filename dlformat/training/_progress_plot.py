@@ -24,21 +24,21 @@ import numpy as np
 
 from .._errors import DLFormatError
 
-__all__ = ["PLOT_FILES", "ProgressFigure", "require_matplotlib", "smoothed"]
+__all__ = ["PLOT_FILES", "ProgressFigure", "history_figure", "require_matplotlib", "smoothed"]
 
 PLOT_FILES = (".png", ".svg", ".pdf")
 SMOOTHING = 0.6  # weight of the past in the smoothed curve (dlformat's choice; see docs/training.md)
 _NON_INTERACTIVE = {"agg", "pdf", "ps", "svg", "pgf", "cairo", "template"}
 
 
-def require_matplotlib(what: str) -> None:
+def require_matplotlib(what: str, caller: str = "trainingOptions: Plots") -> None:
     """Raise a clear error naming the extra that installs matplotlib when it is missing."""
     try:
         import matplotlib  # noqa: F401
     except ImportError:
         from .._plot import INSTALL
 
-        raise DLFormatError(f"trainingOptions: Plots {what} needs matplotlib, {INSTALL}") from None
+        raise DLFormatError(f"{caller} {what} needs matplotlib, {INSTALL}") from None
 
 
 def smoothed(values: Sequence[float] | np.ndarray) -> np.ndarray:
@@ -139,3 +139,42 @@ class ProgressFigure:
             ax.legend(loc="best", fontsize="small")
         axes[-1].set_xlabel("Iteration")
         axes[0].set_title(status)
+
+
+# TrainingHistory columns that are no panel of the figure (the loss is its first panel)
+_NOT_PANELS = ("Iteration", "Loss", "Epoch", "LearnRate", "GradientNorm", "StepNorm")
+
+
+def _records(table: Any, loss: str, metrics: Sequence[str]) -> list[dict[str, Any]]:
+    """The rows of a history table as the figure's records: iteration, loss, metric values."""
+    where = [table.columns.index(name) for name in metrics]
+    return [
+        {"Iteration": row[0], loss: row[1], **{m: row[k] for m, k in zip(metrics, where, strict=True)}}
+        for row in table
+    ]
+
+
+def history_figure(history: Any, validation: Any, reason: str) -> Any:
+    """MATLAB's ``show(info)``: the training-progress figure drawn again from a ``TrainingInfo``'s
+    ``TrainingHistory`` and ``ValidationHistory`` tables, in a new pyplot figure (shown where a
+    display is available); the epochs end where ``Epoch`` changes (L-BFGS and LM have none)."""
+    require_matplotlib("show(info)", caller="TrainingInfo:")
+    import matplotlib.pyplot as plt
+
+    metrics = [name for name in history.columns if name not in _NOT_PANELS]
+    panels = [("loss", "Loss"), *((name, name) for name in metrics)]
+    ends: list[int] = []
+    if "Epoch" in history.columns:
+        epochs, steps = history.Epoch, history.Iteration
+        ends = [steps[k] for k in range(len(steps)) if k + 1 == len(steps) or epochs[k + 1] != epochs[k]]
+    figure = plt.figure(figsize=(8, 2.6 * len(panels)), layout="constrained")
+    ProgressFigure("", panels, 1)._fill(
+        figure,
+        _records(history, "TrainingLoss", metrics),
+        _records(validation, "ValidationLoss", metrics),
+        ends,
+        f"Training stopped: {reason}",
+    )
+    if has_display():
+        plt.show(block=False)
+    return figure

@@ -92,6 +92,24 @@ class TrainingInfo:
         self.ValidationHistory = validation
         self.OutputNetworkIteration = iteration
         self.StopReason = reason
+        self._figure: Any = None
+
+    def show(self) -> Any:
+        """MATLAB's ``show(info)``: the training-progress figure drawn from ``TrainingHistory``
+        and ``ValidationHistory`` in a new matplotlib figure (the ``plot`` extra), returned; shown
+        where a display is available."""
+        from ._progress_plot import history_figure
+
+        self._figure = history_figure(self.TrainingHistory, self.ValidationHistory, self.StopReason)
+        return self._figure
+
+    def close(self) -> None:
+        """MATLAB's ``close(info)``: closes the figure ``show`` opened (nothing to do if none is open)."""
+        if self._figure is not None:
+            import matplotlib.pyplot as plt
+
+            plt.close(self._figure)
+            self._figure = None
 
     def __repr__(self) -> str:
         rows = [
@@ -699,17 +717,18 @@ def _prepared(
     """The network to train and its data: each input layer's normalization statistics computed
     from its predictors (``ResetInputNormalization``), then the targets and the validation data.
     A network with several inputs (outputs) takes a tuple of predictors (targets), one per input
-    (output) in ``InputNames`` (``OutputNames``) order; trainnet only."""
+    (output) in ``InputNames`` (``OutputNames``) order; trainnet and testnet only."""
     layers = _input_layers(source)
     inputs = tuple(source.InputNames) if isinstance(source, LayerGraphBase) else (layers[0].Name,)
-    outputs = _output_names(source) if caller == "trainnet" else ("",)
-    if caller != "trainnet" and len(inputs) > 1:
+    modern = caller in ("trainnet", "testnet")  # trainnet's data; trainNetwork's legacy ones
+    outputs = _output_names(source) if modern else ("",)
+    if not modern and len(inputs) > 1:
         raise DLFormatError(f"{caller}: networks with several inputs are not yet supported; use trainnet")
     formats = options.InputDataFormats
 
     def spread(XX: Any, TT: Any) -> tuple[list[Any], list[Any]]:
         xs, ts = _one_per(caller, "input", XX, inputs), _one_per(caller, "output", TT, outputs)
-        if caller == "trainnet":  # trainnet's vector sequences are s×c, time first; targets follow input 1
+        if modern:  # trainnet's vector sequences are s×c, time first; targets follow input 1
             ts = [oriented(caller, layers[0], xs[0], t)[1] for t in ts]
             xs = [oriented(caller, layer, x, None)[0] for layer, x in zip(layers, xs, strict=True)]
         return xs, ts
