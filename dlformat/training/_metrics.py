@@ -682,8 +682,12 @@ def entries(name: str, items: Sequence[Any]) -> tuple[Any, ...]:
     objects and functions as given; two metrics with one column name are an error."""
     metrics = [metric_of(name, item) for item in items]
     columns = [metric.Name for metric in metrics]
-    if len(set(columns)) != len(columns):
-        raise DLFormatError(f"{name} names a metric twice: {', '.join(columns)}")
+    # ignoring case: a built-in name ("accuracy") is its record key, and ObjectiveMetricName
+    # matches names ignoring case, so "Accuracy" and "accuracy" would overwrite each other
+    if len({column.lower() for column in columns}) != len(columns):
+        raise DLFormatError(
+            f"{name} names a metric twice (names compared ignoring case): {', '.join(columns)}"
+        )
     return tuple(_canonical(name, item) if isinstance(item, str) else item for item in items)
 
 

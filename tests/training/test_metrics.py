@@ -392,10 +392,21 @@ def test_objective_errors(metrics, objective, message):
         dlf.trainnet(_toy.X, _toy.LABELS, _toy.layers(), "crossentropy", options)
 
 
+def accuracy(Y, T):
+    """A metric function with a built-in metric's name."""
+    return 0.0
+
+
 @pytest.mark.parametrize(
     ("metrics", "message"),
     [
-        (["accuracy", dlf.accuracyMetric()], "names a metric twice: Accuracy, Accuracy"),
+        (
+            ["accuracy", dlf.accuracyMetric()],
+            r"names a metric twice \(names compared ignoring case\): Accuracy, Accuracy",
+        ),
+        # a function named as a built-in metric: its values overwrote the built-in's in the history
+        (["accuracy", accuracy], "names a metric twice .*: Accuracy, accuracy"),
+        ([dlf.rmseMetric(Name="err"), dlf.mapeMetric(Name="Err")], "names a metric twice .*: err, Err"),
         (dlf.rmseMetric(Name="Loss"), "a metric cannot be named 'Loss'"),
         (3, "Metrics must be a metric name"),
         ("f1", 'Metrics must be one of "accuracy", "rmse", "fscore"'),
