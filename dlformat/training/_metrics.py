@@ -171,7 +171,15 @@ class _Option:
         return self if metric is None else metric._values[self.name]
 
     def __set__(self, metric: Any, value: Any) -> None:
-        metric._values[self.name] = self.check(f"{type(metric).__name__}: {self.name}", value)
+        values = metric._values
+        before = dict(values)
+        values[self.name] = self.check(f"{type(metric).__name__}: {self.name}", value)
+        if len(values) == len(before):  # set after construction: the combination is checked again
+            try:
+                metric._check()
+            except DLFormatError:
+                metric._values = before  # the refused value is not kept
+                raise
 
 
 class _NotPorted:

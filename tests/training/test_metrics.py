@@ -196,6 +196,18 @@ def test_metric_object_errors(make, message):
         make()
 
 
+@pytest.mark.parametrize(("name", "value"), [("AverageType", "macro"), ("ClassificationMode", "multilabel")])
+def test_a_property_set_after_construction_is_checked_as_the_constructor_checks_it(name, value):
+    # accuracy's value ignores AverageType: setting "macro" afterwards must not pass silently
+    metric = dlf.accuracyMetric()
+    with pytest.raises(DLFormatError, match='accuracyMetric: only AverageType "micro"'):
+        setattr(metric, name, value)
+    assert (metric.AverageType, metric.ClassificationMode) == ("micro", "single-label")
+    recall = dlf.recallMetric()
+    setattr(recall, name, value)  # allowed where the metric uses it
+    assert getattr(recall, name) == value
+
+
 def test_options_are_matched_case_insensitively_and_as_name_value_pairs():
     metric = dlf.precisionMetric("averagetype", "weighted", "Name", "P")
     assert (metric.AverageType, metric.Name) == ("weighted", "P")
