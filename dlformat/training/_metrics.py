@@ -678,9 +678,11 @@ def metric_of(name: str, value: Any) -> Metric:
             f"(accuracyMetric(), ..., dlf.Metric subclasses) or functions value = f(Y, T); got "
             f"{_validate.describe(value)}"
         )
-    if metric.Name in _RESERVED:
+    # ignoring case, as ObjectiveMetricName matches: a metric "loss" could never be the objective
+    if metric.Name.lower() in (reserved.lower() for reserved in _RESERVED):
         raise DLFormatError(
-            f"{name}: a metric cannot be named {metric.Name!r}: TrainingHistory has that column"
+            f"{name}: a metric cannot be named {metric.Name!r}: TrainingHistory has that column (names "
+            "compared ignoring case)"
         )
     return metric
 

@@ -420,6 +420,7 @@ def accuracy(Y, T):
         (["accuracy", accuracy], "names a metric twice .*: Accuracy, accuracy"),
         ([dlf.rmseMetric(Name="err"), dlf.mapeMetric(Name="Err")], "names a metric twice .*: err, Err"),
         (dlf.rmseMetric(Name="Loss"), "a metric cannot be named 'Loss'"),
+        (dlf.rmseMetric(Name="loss"), "a metric cannot be named 'loss'"),  # ObjectiveMetricName's "loss"
         (3, "Metrics must be a metric name"),
         ("f1", 'Metrics must be one of "accuracy", "rmse", "fscore"'),
     ],
