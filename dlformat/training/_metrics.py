@@ -171,7 +171,15 @@ class _Option:
         return self if metric is None else metric._values[self.name]
 
     def __set__(self, metric: Any, value: Any) -> None:
-        metric._values[self.name] = self.check(f"{type(metric).__name__}: {self.name}", value)
+        values = metric._values
+        before = dict(values)
+        values[self.name] = self.check(f"{type(metric).__name__}: {self.name}", value)
+        if len(values) == len(before):  # set after construction: the combination is checked again
+            try:
+                metric._check()
+            except DLFormatError:
+                metric._values = before  # the refused value is not kept
+                raise
 
 
 class _NotPorted:
@@ -670,9 +678,11 @@ def metric_of(name: str, value: Any) -> Metric:
             f"(accuracyMetric(), ..., dlf.Metric subclasses) or functions value = f(Y, T); got "
             f"{_validate.describe(value)}"
         )
-    if metric.Name in _RESERVED:
+    # ignoring case, as ObjectiveMetricName matches: a metric "loss" could never be the objective
+    if metric.Name.lower() in (reserved.lower() for reserved in _RESERVED):
         raise DLFormatError(
-            f"{name}: a metric cannot be named {metric.Name!r}: TrainingHistory has that column"
+            f"{name}: a metric cannot be named {metric.Name!r}: TrainingHistory has that column (names "
+            "compared ignoring case)"
         )
     return metric
 
@@ -682,8 +692,12 @@ def entries(name: str, items: Sequence[Any]) -> tuple[Any, ...]:
     objects and functions as given; two metrics with one column name are an error."""
     metrics = [metric_of(name, item) for item in items]
     columns = [metric.Name for metric in metrics]
-    if len(set(columns)) != len(columns):
-        raise DLFormatError(f"{name} names a metric twice: {', '.join(columns)}")
+    # ignoring case: a built-in name ("accuracy") is its record key, and ObjectiveMetricName
+    # matches names ignoring case, so "Accuracy" and "accuracy" would overwrite each other
+    if len({column.lower() for column in columns}) != len(columns):
+        raise DLFormatError(
+            f"{name} names a metric twice (names compared ignoring case): {', '.join(columns)}"
+        )
     return tuple(_canonical(name, item) if isinstance(item, str) else item for item in items)
 
 

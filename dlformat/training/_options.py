@@ -201,6 +201,8 @@ def _worker_load(name: str, value: object) -> float | int | tuple[float, ...] | 
         return None
     if isinstance(value, (torch.Tensor, np.ndarray)):
         value = value.tolist() if value.ndim else value.item()
+    if isinstance(value, (list, tuple)) and len(value) == 1:
+        value = value[0]  # MATLAB's [4] is the scalar 4 (four workers), not a one-worker load vector
     if isinstance(value, (list, tuple)):
         if len(value) == 0:
             return None

@@ -307,7 +307,8 @@ class Scheduler:
                 f"[schedule,learnRate] = update(...) does; got {_validate.describe(result)}"
             )
         self.schedules[index] = result[0]
-        rate = _validate.positive(f"the learning rate from {type(schedule).__name__}.update", result[1])
+        # 0 is a rate: the legacy "piecewise" with LearnRateDropFactor 0 (MATLAB allows [0, 1]) gives it
+        rate = _validate.factor(f"the learning rate from {type(schedule).__name__}.update", result[1])
         if in_epochs:
             self._held = (index, epoch, rate)
         return rate

@@ -196,6 +196,18 @@ def test_metric_object_errors(make, message):
         make()
 
 
+@pytest.mark.parametrize(("name", "value"), [("AverageType", "macro"), ("ClassificationMode", "multilabel")])
+def test_a_property_set_after_construction_is_checked_as_the_constructor_checks_it(name, value):
+    # accuracy's value ignores AverageType: setting "macro" afterwards must not pass silently
+    metric = dlf.accuracyMetric()
+    with pytest.raises(DLFormatError, match='accuracyMetric: only AverageType "micro"'):
+        setattr(metric, name, value)
+    assert (metric.AverageType, metric.ClassificationMode) == ("micro", "single-label")
+    recall = dlf.recallMetric()
+    setattr(recall, name, value)  # allowed where the metric uses it
+    assert getattr(recall, name) == value
+
+
 def test_options_are_matched_case_insensitively_and_as_name_value_pairs():
     metric = dlf.precisionMetric("averagetype", "weighted", "Name", "P")
     assert (metric.AverageType, metric.Name) == ("weighted", "P")
@@ -392,11 +404,23 @@ def test_objective_errors(metrics, objective, message):
         dlf.trainnet(_toy.X, _toy.LABELS, _toy.layers(), "crossentropy", options)
 
 
+def accuracy(Y, T):
+    """A metric function with a built-in metric's name."""
+    return 0.0
+
+
 @pytest.mark.parametrize(
     ("metrics", "message"),
     [
-        (["accuracy", dlf.accuracyMetric()], "names a metric twice: Accuracy, Accuracy"),
+        (
+            ["accuracy", dlf.accuracyMetric()],
+            r"names a metric twice \(names compared ignoring case\): Accuracy, Accuracy",
+        ),
+        # a function named as a built-in metric: its values overwrote the built-in's in the history
+        (["accuracy", accuracy], "names a metric twice .*: Accuracy, accuracy"),
+        ([dlf.rmseMetric(Name="err"), dlf.mapeMetric(Name="Err")], "names a metric twice .*: err, Err"),
         (dlf.rmseMetric(Name="Loss"), "a metric cannot be named 'Loss'"),
+        (dlf.rmseMetric(Name="loss"), "a metric cannot be named 'loss'"),  # ObjectiveMetricName's "loss"
         (3, "Metrics must be a metric name"),
         ("f1", 'Metrics must be one of "accuracy", "rmse", "fscore"'),
     ],

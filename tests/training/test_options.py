@@ -163,6 +163,9 @@ def test_display_of_validation_data_and_lists():
         (4, 4, "4"),
         ([1, 2, 1], (1.0, 2.0, 1.0), "[1 2 1]"),
         (np.ones(3), (1.0, 1.0, 1.0), "[1 1 1]"),
+        # one entry is MATLAB's scalar ([4] is 4): a count, or a fraction, not a one-worker vector
+        ([4], 4, "4"),
+        (np.array([0.5]), 0.5, "0.5000"),
     ],
 )
 def test_worker_load_forms(given, kept, shown):

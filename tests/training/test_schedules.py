@@ -98,6 +98,13 @@ def test_legacy_piecewise_counts_epochs():
     )
 
 
+def test_legacy_piecewise_with_drop_factor_zero_drops_the_rate_to_zero():
+    # LearnRateDropFactor may be 0 (MATLAB's range is [0, 1]): α₀ · 0^floor((epoch − 1) / period)
+    options = dlf.trainingOptions("sgdm", LearnRateSchedule="piecewise", LearnRateDropFactor=0)
+    scheduler = Scheduler(0.1, options.LearnRateSchedule, 0.0, 2, 1)
+    assert [scheduler.rate(e, e) for e in range(1, 6)] == [0.1, 0.1, 0.0, 0.0, 0.0]
+
+
 def test_a_function_schedule_takes_the_base_rate_and_epoch():
     scheduler = Scheduler(0.1, lambda base, epoch: base / epoch, 0.1, 10, 1)
     assert [scheduler.rate(1, e) for e in (1, 2, 4)] == [0.1, 0.05, 0.025]
@@ -276,7 +283,7 @@ def custom(unit="iteration", steps=math.inf):
         ),
         (
             lambda: rates(badUpdateLearnRate(lambda self: (self, -1.0)), 1, 1),
-            "the learning rate from badUpdateLearnRate.update must be a positive number; got -1.0",
+            "the learning rate from badUpdateLearnRate.update must be a finite scalar >= 0; got -1.0",
         ),
     ],
 )
