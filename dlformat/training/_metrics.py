@@ -269,7 +269,7 @@ class _BuiltIn(Metric):
         """Add another worker's statistics to this one's."""
         if not isinstance(other, type(self)):
             raise DLFormatError(f"{type(self).__name__}.aggregate: got {_validate.describe(other)}")
-        self._statistics = _added(self._statistics, other._statistics)
+        self._statistics = self._combined(self._statistics, other._statistics)
 
     def reset(self) -> None:
         self._statistics = None
@@ -281,11 +281,17 @@ class _BuiltIn(Metric):
                 f"network has {len(data) // 2} outputs: set NetworkOutput to one of them"
             )
         y, t = _device_rows(*data)
-        self._statistics = _added(self._statistics, self._batch(y, t))
+        self._statistics = self._combined(self._statistics, self._batch(y, t))
 
     def _batch(self, y: torch.Tensor, t: torch.Tensor) -> Any:
-        """One mini-batch's statistics (rows ``y``, ``t``), added up over mini-batches and workers."""
+        """One mini-batch's statistics (rows ``y``, ``t``), combined over mini-batches and workers."""
         raise NotImplementedError
+
+    def _combined(self, total: Any, part: Any) -> Any:
+        """Two sets of statistics as one: summed (tensors) or put together (lists of rows)."""
+        if total is None or part is None:
+            return part if total is None else total
+        return _added(total, part)
 
     def evaluate(self) -> float:
         if self._statistics is None:
@@ -564,11 +570,28 @@ class RSquaredMetric(_BuiltIn):
                 f"{self.function}: the output has {y.shape[1]} channels; how MATLAB combines the R² of "
                 "several responses could not be read, so only one response channel is supported"
             )
-        return (t - y).square().sum(), t.sum(), t.square().sum(), _count(t)
+        count = _count(t)
+        mean = t.sum() / count
+        return (t - y).square().sum(), count, mean, (t - mean).square().sum()
+
+    def _combined(self, total: Any, part: Any) -> Any:
+        # the targets' count, mean and sum of squared deviations, joined as Chan et al.'s pairwise
+        # update does: no Σt² − (Σt)²/n, which cancels catastrophically for responses far from 0
+        if total is None or part is None:
+            return part if total is None else total
+        residual, count, mean, spread = total
+        more_residual, more_count, more_mean, more_spread = (value.to(residual.device) for value in part)
+        joined = count + more_count
+        delta = more_mean - mean
+        return (
+            residual + more_residual,
+            joined,
+            mean + delta * more_count / joined,
+            spread + more_spread + delta * delta * count * more_count / joined,
+        )
 
     def _value(self, statistics: tuple[torch.Tensor, ...]) -> float:
-        residual, total, squares, count = (float(s) for s in statistics)
-        spread = squares - total * total / count
+        residual, _, _, spread = (float(s) for s in statistics)
         return 1 - residual / spread if spread else math.nan
 
 

@@ -127,6 +127,21 @@ def test_each_metric_object_over_unequal_mini_batches_matches_its_definition(
     assert accumulated(constructor(**options), y, t) == pytest.approx(expected, rel=1e-12)
 
 
+def test_r_squared_of_responses_far_from_zero_keeps_its_precision():
+    """Targets 1e8 + N(0, 1): R² from the targets' sums of squares (Σt² − (Σt)²/n) loses every digit
+    at that offset; the pairwise mean and spread join of the mini-batches keeps them."""
+    rng = np.random.default_rng(12)
+    t = 1e8 + rng.normal(size=(40, 1))
+    y = t + 0.3 * rng.normal(size=(40, 1))
+    expected = 1 - np.sum((t - y) ** 2) / np.sum((t - t.mean()) ** 2)
+    assert accumulated(dlf.rSquaredMetric(), y, t) == pytest.approx(expected, rel=1e-9)
+    first, second = dlf.rSquaredMetric(), dlf.rSquaredMetric()
+    accumulated(first, y[:15], t[:15], (15,))
+    accumulated(second, y[15:], t[15:], (25,))
+    first.aggregate(second)
+    assert first.evaluate() == pytest.approx(expected, rel=1e-9)
+
+
 @pytest.mark.parametrize(("constructor", "options", "y", "t", "expected"), CASES[::4])
 def test_copies_updated_with_parts_and_aggregated_give_the_whole_value(constructor, options, y, t, expected):
     first, second = constructor(**options), constructor(**options)
