@@ -56,6 +56,62 @@ def _momentum(name: str, value: object) -> float:
     return number
 
 
+def sgdm_step(alpha: float, gamma: float) -> Step:
+    """MathWorks' SGDM step, its velocity carrying the learning rate: ``v ← γv − α·g``, ``w ← w + v``."""
+
+    def step(w: torch.Tensor, g: torch.Tensor, states: list[torch.Tensor], factor: Scale) -> Any:
+        (v,) = states
+        v = gamma * v - (alpha * factor) * g
+        return w + v, [v]
+
+    return step
+
+
+def adam_step(alpha: float, beta1: float, beta2: float, eps: float, iteration: int) -> Step:
+    """MathWorks' Adam step at ``iteration`` (from 1), the bias corrections folded into the step."""
+    correction = math.sqrt(1 - beta2**iteration) / (1 - beta1**iteration)
+
+    def step(w: torch.Tensor, g: torch.Tensor, states: list[torch.Tensor], factor: Scale) -> Any:
+        m, v = states
+        m = beta1 * m + (1 - beta1) * g
+        v = beta2 * v + (1 - beta2) * g * g
+        return w - (alpha * factor * correction) * m / (v.sqrt() + eps), [m, v]
+
+    return step
+
+
+def rmsprop_step(alpha: float, beta2: float, eps: float) -> Step:
+    """MathWorks' RMSProp step: ``v ← β₂v + (1−β₂)g²``, ``w ← w − α·g/(√v + ε)``."""
+
+    def step(w: torch.Tensor, g: torch.Tensor, states: list[torch.Tensor], factor: Scale) -> Any:
+        (v,) = states
+        v = beta2 * v + (1 - beta2) * g * g
+        return w - (alpha * factor) * g / (v.sqrt() + eps), [v]
+
+    return step
+
+
+def stepped(
+    step: Step,
+    parameters: Sequence[torch.Tensor],
+    gradients: Sequence[torch.Tensor],
+    states: list[list[torch.Tensor]],
+    factors: Sequence[Scale],
+) -> None:
+    """``step`` on each of a network's parameters in place, ``states`` (one list per parameter,
+    started as zeros in the working dtype) replaced by the new ones: the update functions' per-parameter
+    work without their argument checks and tables, for trainnet, whose options were checked once."""
+    with torch.no_grad():
+        for index, (parameter, gradient, factor) in enumerate(
+            zip(parameters, gradients, factors, strict=True)
+        ):
+            dtype = working_dtype(parameter.dtype, gradient.dtype)
+            updated, states[index] = step(
+                parameter.to(dtype), gradient.to(device=parameter.device, dtype=dtype), states[index], factor
+            )
+            parameter.copy_(updated)
+
+
 def _update(
     caller: str, params: Any, grad: Any, states: Sequence[Any], names: Sequence[str], step: Step
 ) -> tuple[Any, ...]:
@@ -174,23 +230,13 @@ def adamupdate(
     beta1 = _number("adamupdate", "gradDecay", gradDecay, 0.9, _decay)
     beta2 = _number("adamupdate", "sqGradDecay", sqGradDecay, 0.999, _decay)
     eps = _number("adamupdate", "epsilon", epsilon, 1e-8, _validate.positive)
-    correction = math.sqrt(1 - beta2**step_number) / (1 - beta1**step_number)
-
-    def step(
-        w: torch.Tensor, g: torch.Tensor, states: list[torch.Tensor], factor: float | torch.Tensor
-    ) -> Any:
-        m, v = states
-        m = beta1 * m + (1 - beta1) * g
-        v = beta2 * v + (1 - beta2) * g * g
-        return w - (alpha * factor * correction) * m / (v.sqrt() + eps), [m, v]
-
     params, m, v = _update(
         "adamupdate",
         net_or_params,
         grad,
         (averageGrad, averageSqGrad),
         ("averageGrad", "averageSqGrad"),
-        step,
+        adam_step(alpha, beta1, beta2, eps, step_number),
     )
     return params, m, v
 
@@ -215,15 +261,7 @@ def sgdmupdate(
     """
     alpha = _number("sgdmupdate", "learnRate", learnRate, 0.01, _validate.positive)
     gamma = _number("sgdmupdate", "momentum", momentum, 0.9, _momentum)
-
-    def step(
-        w: torch.Tensor, g: torch.Tensor, states: list[torch.Tensor], factor: float | torch.Tensor
-    ) -> Any:
-        (v,) = states
-        v = gamma * v - (alpha * factor) * g
-        return w + v, [v]
-
-    params, v = _update("sgdmupdate", net_or_params, grad, (vel,), ("vel",), step)
+    params, v = _update("sgdmupdate", net_or_params, grad, (vel,), ("vel",), sgdm_step(alpha, gamma))
     return params, v
 
 
@@ -250,13 +288,12 @@ def rmspropupdate(
     alpha = _number("rmspropupdate", "learnRate", learnRate, 0.001, _validate.positive)
     beta2 = _number("rmspropupdate", "sqGradDecay", sqGradDecay, 0.9, _decay)
     eps = _number("rmspropupdate", "epsilon", epsilon, 1e-8, _validate.positive)
-
-    def step(
-        w: torch.Tensor, g: torch.Tensor, states: list[torch.Tensor], factor: float | torch.Tensor
-    ) -> Any:
-        (v,) = states
-        v = beta2 * v + (1 - beta2) * g * g
-        return w - (alpha * factor) * g / (v.sqrt() + eps), [v]
-
-    params, v = _update("rmspropupdate", net_or_params, grad, (averageSqGrad,), ("averageSqGrad",), step)
+    params, v = _update(
+        "rmspropupdate",
+        net_or_params,
+        grad,
+        (averageSqGrad,),
+        ("averageSqGrad",),
+        rmsprop_step(alpha, beta2, eps),
+    )
     return params, v

@@ -31,7 +31,7 @@ import torch
 
 from .. import _validate
 from .._display import Table
-from .._dlarray import DLArray
+from .._dlarray import DLArray, working_dtype
 from .._errors import DLFormatError
 from ..functional import crossentropy, huber, indexcrossentropy, l1loss, l2loss
 from ..layers import Layer
@@ -58,7 +58,7 @@ from ._output_fcn import STOPPED
 from ._population import set_population_statistics
 from ._prefetch import prefetched
 from ._schedules import Scheduler
-from ._solvers import adamupdate, rmspropupdate, sgdmupdate
+from ._solvers import adam_step, rmsprop_step, sgdm_step, stepped
 from ._sources import is_source, oriented, read_source
 
 __all__ = ["TrainingInfo", "trainNetwork", "trainnet"]
@@ -200,25 +200,33 @@ def _threshold(gradients: list[torch.Tensor], method: str, threshold: float) -> 
 
 
 class _Solver:
-    """The options' solver applied with the ported update functions; keeps their state."""
+    """The options' solver on the network's parameters, in place, with the ported update functions'
+    steps (``sgdm_step``, ``adam_step``, ``rmsprop_step``: one formula each) and each parameter's
+    learn-rate factor; keeps the solver state. The options were checked once, so a scheduled rate
+    of 0 (``LearnRateDropFactor=0``) is taken, as no call of ``sgdmupdate`` would take it."""
 
-    def __init__(self, options: TrainingOptions) -> None:
+    def __init__(self, options: TrainingOptions, net: DLNetwork) -> None:
         self.options = options
-        self.state: list[Any] = [[], []]
+        _, self.parameters, self.factors = _parameters.network_rows(net)
+        self.states: list[list[torch.Tensor]] | None = None
 
-    def step(self, net: DLNetwork, gradients: Table, rate: float, iteration: int) -> None:
+    def step(self, gradients: list[torch.Tensor], rate: float, iteration: int) -> None:
         o = self.options
         if o.SolverName == "sgdm":
-            _, self.state[0] = sgdmupdate(net, gradients, self.state[0], rate, o.Momentum)
+            update, count = sgdm_step(rate, o.Momentum), 1
         elif o.SolverName == "adam":
-            _, self.state[0], self.state[1] = adamupdate(
-                net, gradients, self.state[0], self.state[1], iteration, rate,
-                o.GradientDecayFactor, o.SquaredGradientDecayFactor, o.Epsilon,
-            )  # fmt: skip
-        else:
-            _, self.state[0] = rmspropupdate(
-                net, gradients, self.state[0], rate, o.SquaredGradientDecayFactor, o.Epsilon
+            update = adam_step(
+                rate, o.GradientDecayFactor, o.SquaredGradientDecayFactor, o.Epsilon, iteration
             )
+            count = 2
+        else:
+            update, count = rmsprop_step(rate, o.SquaredGradientDecayFactor, o.Epsilon), 1
+        if self.states is None:
+            self.states = [
+                [torch.zeros_like(p, dtype=working_dtype(p.dtype, g.dtype)) for _ in range(count)]
+                for p, g in zip(self.parameters, gradients, strict=True)
+            ]
+        stepped(update, self.parameters, gradients, self.states, self.factors)
 
 
 def _device(options: TrainingOptions) -> torch.device:
@@ -440,8 +448,8 @@ def _train(
         options.LearnRateDropPeriod,
         per_epoch,
     )
-    keys, parameters, l2_factors = _parameters.network_rows(net, "L2Factor")
-    solver = _Solver(options)
+    _, parameters, l2_factors = _parameters.network_rows(net, "L2Factor")
+    solver = _Solver(options, net)
     outcome = _Outcome()
     printer = _Printer(legacy_metric is not None, legacy_metric, validation is not None, metrics)
     wanted = [*metrics, *(tracked(caller, [legacy_metric], ("",)) if legacy_metric else [])]
@@ -489,7 +497,7 @@ def _train(
                         for g, p, factor in zip(grads, parameters, l2_factors, strict=True)
                     ]
                 grads = _threshold(grads, options.GradientThresholdMethod, options.GradientThreshold)
-                solver.step(net, _parameters.network_table(keys, grads), rate, iteration)
+                solver.step(grads, rate, iteration)
                 group.synchronize(net, share)
                 record = {
                     "Iteration": iteration,

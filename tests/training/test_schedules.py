@@ -105,6 +105,26 @@ def test_legacy_piecewise_with_drop_factor_zero_drops_the_rate_to_zero():
     assert [scheduler.rate(e, e) for e in range(1, 6)] == [0.1, 0.1, 0.0, 0.0, 0.0]
 
 
+@pytest.mark.parametrize("solver", ["sgdm", "adam", "rmsprop"])
+def test_training_with_a_rate_dropped_to_zero_stops_moving_the_weights(solver):
+    """trainnet takes a scheduled rate of 0: from the first drop the weights stay where they are
+    (sgdm with Momentum 0: with momentum its velocity would still move them)."""
+    torch.manual_seed(0)
+    X = torch.randn(16, 2, dtype=torch.float64)
+    layers = [dlf.featureInputLayer(2), dlf.fullyConnectedLayer(1)]
+    options = dlf.trainingOptions(
+        solver, MaxEpochs=3, MiniBatchSize=16, Verbose=False, LearnRateSchedule="piecewise",
+        LearnRateDropPeriod=1, LearnRateDropFactor=0, **({"Momentum": 0} if solver == "sgdm" else {}),
+    )  # fmt: skip
+    net = dlf.dlnetwork(layers).to(torch.float64)
+    trained, info = dlf.trainnet(X, X.sum(1, keepdim=True), net, "mse", options)
+    assert list(info.TrainingHistory.LearnRate) == [options.InitialLearnRate, 0.0, 0.0]
+    options.MaxEpochs = 1
+    first, _ = dlf.trainnet(X, X.sum(1, keepdim=True), net, "mse", options)
+    for (_, _, after_one), (_, _, after_three) in zip(first.Learnables, trained.Learnables, strict=True):
+        assert torch.equal(after_one, after_three)
+
+
 def test_a_function_schedule_takes_the_base_rate_and_epoch():
     scheduler = Scheduler(0.1, lambda base, epoch: base / epoch, 0.1, 10, 1)
     assert [scheduler.rate(1, e) for e in (1, 2, 4)] == [0.1, 0.05, 0.025]
