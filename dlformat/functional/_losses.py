@@ -301,6 +301,24 @@ def crossentropy(
     return loss.reduce(values, included)
 
 
+def softmax_crossentropy(Z: DLArray, targets: Any) -> DLArray:
+    """``crossentropy(softmax(Z), targets, NormalizationFactor="all-elements")`` (single-label, no
+    weights or mask) from the softmax's input ``Z``: ``-Σ T·log_softmax(Z) / N`` over ``Z``'s
+    float32/float64 data, ``N`` the predictions (``Z``'s elements over its classes).
+
+    trainnet's fused training loss when the network ends in a ``softmaxLayer`` and the loss is
+    ``"crossentropy"``: one ``log_softmax`` instead of the softmax's probabilities clamped and
+    logged. The values are the unfused loss's within float rounding, except where a probability
+    underflows to 0: the unfused loss clamps it to the smallest normal number, ``log_softmax``
+    stays exact (finite)."""
+    T = _targets("crossentropy", targets, Z)
+    dtype = _dtype(Z._data, T)
+    channel = Z._fmt.index("C")
+    values = -T.to(dtype) * torch.log_softmax(Z._data.to(dtype), channel)  # T is data: no node for −
+    predictions = max(values.numel() // max(values.shape[channel], 1), 1)
+    return DLArray._wrap(values.sum() / predictions, "")
+
+
 def _mode(ClassificationMode: object, TargetCategories: object) -> str:
     """``"exclusive"`` or ``"independent"`` from MATLAB's two spellings of the choice."""
     from_mode = from_categories = None

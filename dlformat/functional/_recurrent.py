@@ -59,6 +59,7 @@ class _Steps(NamedTuple):
     time: bool
     batch: bool
     output_format: str
+    as_is: bool  # the data is stored (T, B, C) already ("TBC"): no permute and reshape to record
 
 
 @cached_plan()
@@ -74,11 +75,13 @@ def _sequence_plan(fmt: str, caller: str) -> _Steps:
     lead = tuple(fmt.index(label) for label in "TB" if label in fmt)
     features = tuple(reversed([index for index, label in enumerate(fmt) if label in "SC"]))
     output = "C" + "B" * ("B" in fmt) + "T" * ("T" in fmt)
-    return _Steps(lead + features, "T" in fmt, "B" in fmt, output)
+    return _Steps(lead + features, "T" in fmt, "B" in fmt, output, fmt == "TBC")
 
 
 def _to_steps(data: torch.Tensor, plan: _Steps) -> torch.Tensor:
     """``data`` as ``(T, B, features)``."""
+    if plan.as_is:
+        return data
     moved = data.permute(plan.permutation)
     lead = int(plan.time) + int(plan.batch)
     steps = moved.shape[0] if plan.time else 1
@@ -105,6 +108,9 @@ class RecurrentInputs(NamedTuple):
     bias: Any
     state_activation: str = "tanh"
     gate_activation: str = "sigmoid"
+    # False: the caller keeps only the final states' values (a layer without state outputs),
+    # so they are returned detached, without recording their reshapes on every call
+    state_gradients: bool = True
 
 
 class _Recurrence:
@@ -146,6 +152,7 @@ class _Recurrence:
         raw_states = [(label, as_data(value, f"{caller} {label}")) for label, value in states]
         dtype = working_dtype(x.dtype, W.dtype, R.dtype, b.dtype, *(s.dtype for _, s in raw_states))
         self.caller, self.hidden, self.directions, self.batch = caller, hidden, directions, x.shape[1]
+        self.state_gradients = inputs.state_gradients
         # as_dtype and _split skip the torch calls that would change nothing: this runs on every
         # call of every recurrent layer, and each such call costs about a microsecond
         self.x = as_dtype(x, dtype)
@@ -191,6 +198,10 @@ class _Recurrence:
             final = steps[-1]
             return DLArray._wrap(final.t() if self.plan.batch else final[0], self.plan.output_format[:-1])
         return DLArray._wrap(_from_steps(steps, self.plan), self.plan.output_format)
+
+    def final(self, state: torch.Tensor) -> torch.Tensor:
+        """A final ``(directions, B, H)`` state as MATLAB's ``directions*H × B`` state."""
+        return _unstack(state if self.state_gradients else state.detach())
 
     def looped(
         self, step: Callable[..., tuple[torch.Tensor, ...]], recurrent_bias: bool = False
@@ -276,7 +287,7 @@ def run_lstm(
     else:
         step = _lstm_step(STATE_FUNCTIONS[state_activation], GATE_FUNCTIONS[gate_activation])
         steps, (h, c) = run.looped(step)
-    return run.output(steps, last), _unstack(h), _unstack(c)
+    return run.output(steps, last), run.final(h), run.final(c)
 
 
 def run_gru(
@@ -294,7 +305,7 @@ def run_gru(
     else:
         step = _gru_step(reset_gate_mode, STATE_FUNCTIONS[state_activation], GATE_FUNCTIONS[gate_activation])
         steps, (h,) = run.looped(step, recurrent_bias)
-    return run.output(steps, last), _unstack(h)
+    return run.output(steps, last), run.final(h)
 
 
 def _state_output(state: torch.Tensor, restore: Callable[[DLArray], DLArray]) -> DLArray:

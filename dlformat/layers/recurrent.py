@@ -279,6 +279,7 @@ class RecurrentLayer(Layer):
             self.Bias,
             self.StateActivationFunction,
             self.GateActivationFunction,
+            self.HasStateOutputs,  # without state outputs the final states are only stored
         )
         return self.operation(inputs, last=self.OutputMode == "last", **self._operation_options())
 

@@ -492,11 +492,11 @@ class DLNetwork(LayerGraphBase):
             for layer, saved in zip(stateful, before, strict=True):
                 _put_back(layer, saved)  # a failed call changes no state
             raise
-        after = _snapshot(stateful)
+        after = _snapshot(stateful) if ReturnState else None
         for layer, saved in zip(stateful, before, strict=True):
             if not layer.state_updates_persist:
                 _put_back(layer, saved)
-        if ReturnState:
+        if after is not None:
             return (
                 *results,
                 _state_table((layer.Name, values) for layer, values in zip(stateful, after, strict=True)),

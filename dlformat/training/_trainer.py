@@ -34,7 +34,9 @@ from .._display import Table
 from .._dlarray import DLArray, working_dtype
 from .._errors import DLFormatError
 from ..functional import crossentropy, huber, indexcrossentropy, l1loss, l2loss
+from ..functional._losses import softmax_crossentropy
 from ..layers import Layer
+from ..layers.elementwise import SoftmaxLayer
 from ..layers.output import ClassificationLayer, OutputLayer, PixelClassificationLayer, RegressionLayer
 from ..networks import DLNetwork, dlnetwork
 from ..networks._graph import LayerGraphBase
@@ -384,6 +386,39 @@ class _Validation:
             net.load_state_dict(self.best_state[1])
 
 
+FUSED_DTYPES = (torch.float32, torch.float64)  # half precision keeps the softmax's float32 path
+
+
+def _fused_outputs(net: DLNetwork, loss_fn: Loss) -> tuple[str, str] | None:
+    """Where the training loss can be computed from the softmax's input: trainnet's
+    ``"crossentropy"`` (single-label, no weights or mask) on a network whose one output is a
+    ``softmaxLayer`` (over ``C``) fed by a layer. Then the network returns that layer's output
+    too (these two names), and the loss is :func:`softmax_crossentropy` of it; the metrics still
+    see the softmax's output. ``None``: the loss runs on the network's output."""
+    if loss_fn is not _NAMED_LOSSES["crossentropy"] or not isinstance(net, DLNetwork):
+        return None
+    outputs = net.OutputNames
+    layer = net.layers[outputs[0]] if len(outputs) == 1 and outputs[0] in net.layers else None
+    if type(layer) is not SoftmaxLayer:
+        return None
+    source = net._links.get((outputs[0], layer.InputNames[0]))
+    return None if source is None else (net._port_name(source, "out"), outputs[0])
+
+
+def _training_loss(
+    net: DLNetwork, Xb: Any, Tb: Any, loss_fn: Loss, fused: tuple[str, str] | None
+) -> tuple[Any, Any]:
+    """One training iteration's network output and loss (fused with the softmax where
+    :func:`_fused_outputs` allows it)."""
+    if fused is None:
+        Y = net(*as_arguments(Xb), training=True)
+        return Y, loss_fn(Y, Tb)
+    Z, Y = net(*as_arguments(Xb), Outputs=fused, training=True)
+    if isinstance(Z, DLArray) and Z._data.dtype in FUSED_DTYPES:
+        return Y, softmax_crossentropy(Z, Tb)
+    return Y, loss_fn(Y, Tb)
+
+
 def _train(
     caller: str,
     net: DLNetwork,
@@ -454,6 +489,7 @@ def _train(
     printer = _Printer(legacy_metric is not None, legacy_metric, validation is not None, metrics)
     wanted = [*metrics, *(tracked(caller, [legacy_metric], ("",)) if legacy_metric else [])]
     validating = _Validation(caller, options, validation, loss_fn, wanted, legacy)
+    fused = _fused_outputs(net, loss_fn)
     last = options.MaxEpochs * per_epoch
     # rank 0 reports (OutputFcn, checkpoints, Plots) and prints; a stop it is asked for stops every rank
     events = (
@@ -482,8 +518,7 @@ def _train(
                 share = len(indices) / batch_size
                 rate = scheduler.rate(iteration, epoch)
                 with torch.enable_grad():
-                    Y = net(*as_arguments(Xb), training=True)
-                    loss = loss_fn(Y, Tb)
+                    Y, loss = _training_loss(net, Xb, Tb, loss_fn, fused)
                     value = loss._data if isinstance(loss, DLArray) else loss
                     gradients = torch.autograd.grad(value, parameters, allow_unused=True)
                 grads = [

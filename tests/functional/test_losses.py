@@ -352,3 +352,83 @@ def test_bad_input_names_the_function_the_value_and_what_is_allowed(call, messag
     T = dlf.dlarray(torch.eye(3)[:, [0, 1, 2, 0]], "CB")
     with pytest.raises(DLFormatError, match=message):
         call(Y, T)
+
+
+# -- trainnet's fused softmax + crossentropy ---------------------------------------------------
+def log_softmax_reference(z, channel):
+    """log of MATLAB's softmax (exp(z)/Σ exp(z) along C) in float64, shifted by the maximum."""
+    shifted = z - z.max(axis=channel, keepdims=True)
+    return shifted - np.log(np.exp(shifted).sum(axis=channel, keepdims=True))
+
+
+def softmax_gradient_reference(z, T, channel, count):
+    """d/dz of −Σ T·log softmax(z) / N: (softmax(z)·Σ_C T − T) / N."""
+    p = np.exp(log_softmax_reference(z, channel))
+    return (p * T.sum(axis=channel, keepdims=True) - T) / count
+
+
+FUSED = [
+    pytest.param("CB", (5, 6), id="CB"),
+    pytest.param("CBT", (4, 3, 5), id="CBT"),
+    pytest.param("SSCB", (2, 3, 4, 2), id="SSCB"),
+    pytest.param("BC", (6, 5), id="BC-batch-first"),
+]
+
+
+@pytest.mark.parametrize(("fmt", "shape"), FUSED)
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float32])
+def test_softmax_crossentropy_matches_a_numpy_reference_and_the_unfused_loss(fmt, shape, dtype):
+    """The fused loss −Σ T·log_softmax(Z)/N (N: the predictions, Z's elements over its classes):
+    values and gradients against float64 NumPy, and against crossentropy(softmax(Z)) with
+    NormalizationFactor "all-elements" (trainnet's "crossentropy")."""
+    from dlformat.functional._losses import softmax_crossentropy
+
+    channel = fmt.index("C")
+    z = 3.0 * rng(40).standard_normal(shape)
+    T, _ = onehot(shape, channel, 41)
+    count = z.size // shape[channel]
+    expected = -(T * log_softmax_reference(z, channel)).sum() / count
+    expected_grad = softmax_gradient_reference(z, T, channel, count)
+    tolerance = 1e-12 if dtype == torch.float64 else 2e-6
+    fused_leaf = torch.tensor(z, dtype=dtype, requires_grad=True)
+    loss = softmax_crossentropy(dlf.dlarray(fused_leaf, fmt), dlf.dlarray(torch.tensor(T, dtype=dtype), fmt))
+    (fused_grad,) = torch.autograd.grad(loss._data, fused_leaf)
+    assert dlf.dims(loss) == "" and loss.dtype == dtype
+    np.testing.assert_allclose(loss._data.item(), expected, rtol=tolerance)
+    np.testing.assert_allclose(fused_grad.numpy(), expected_grad, rtol=tolerance, atol=tolerance)
+    unfused_leaf = torch.tensor(z, dtype=dtype, requires_grad=True)
+    Y = dlf.softmaxLayer()(dlf.dlarray(unfused_leaf, fmt))
+    unfused = dlf.crossentropy(
+        Y, dlf.dlarray(torch.tensor(T, dtype=dtype), fmt), NormalizationFactor="all-elements"
+    )
+    (unfused_grad,) = torch.autograd.grad(unfused._data, unfused_leaf)
+    torch.testing.assert_close(loss._data, unfused._data, rtol=tolerance, atol=0)
+    torch.testing.assert_close(fused_grad, unfused_grad, rtol=tolerance, atol=tolerance)
+
+
+def test_softmax_crossentropy_aligns_targets_by_format_and_checks_them():
+    from dlformat.functional._losses import softmax_crossentropy
+
+    z = rng(42).standard_normal((3, 4))  # C × B
+    T, _ = onehot((3, 4), 0, 43)
+    expected = -(T * log_softmax_reference(z, 0)).sum() / 4
+    loss = softmax_crossentropy(dlf.dlarray(torch.tensor(z), "CB"), dlf.dlarray(torch.tensor(T.T), "BC"))
+    np.testing.assert_allclose(loss._data.item(), expected, rtol=1e-12)
+    with pytest.raises(DLFormatError, match="the targets have size 4×3; they must have the size"):
+        softmax_crossentropy(dlf.dlarray(torch.tensor(z), "CB"), torch.tensor(T.T))
+
+
+def test_softmax_crossentropy_stays_exact_where_the_softmax_underflows():
+    """The one documented difference: a probability that underflows to 0 is clamped to the
+    smallest normal number by crossentropy; log_softmax keeps the exact (finite) value."""
+    from dlformat.functional._losses import softmax_crossentropy
+
+    z = torch.tensor([[0.0, 0.0], [-200.0, 0.0]], dtype=torch.float32)  # C × B: class 2 of obs. 1 is e^-200
+    T = torch.tensor([[0.0, 1.0], [1.0, 0.0]])
+    fused = softmax_crossentropy(dlf.dlarray(z, "CB"), dlf.dlarray(T, "CB"))
+    unfused = dlf.crossentropy(
+        dlf.softmaxLayer()(dlf.dlarray(z, "CB")), dlf.dlarray(T, "CB"), NormalizationFactor="all-elements"
+    )
+    np.testing.assert_allclose(fused._data.item(), (200.0 + np.log(2.0)) / 2, rtol=1e-6)
+    tiny = np.finfo(np.float32).tiny
+    np.testing.assert_allclose(unfused._data.item(), (-np.log(tiny) + np.log(2.0)) / 2, rtol=1e-6)

@@ -257,6 +257,45 @@ def test_fused_kernel_gradients_match_the_step_loop():
         torch.testing.assert_close(fused_grad, loop_grad, rtol=1e-10, atol=1e-10)
 
 
+def test_time_first_data_taken_as_it_is_gives_the_general_paths_values_and_gradients():
+    """ "TBC" data is already the kernel's (T, B, C): it is passed without a permute and reshape;
+    the values and gradients equal those of the same data given as "CBT" (which is permuted)."""
+    x, h0, c0, W, R, b = (t(a) for a in lstm_inputs(96))
+    results = []
+    for fmt, given in (("TBC", x.permute(2, 1, 0).contiguous()), ("CBT", x)):
+        leaves = [value.clone().requires_grad_() for value in (given, W, R, b)]
+        Y, h, c = F.lstm(dlf.dlarray(leaves[0], fmt), h0, c0, *leaves[1:])
+        loss = dlf.stripdims(Y).square().sum() + dlf.stripdims(h).sum() + dlf.stripdims(c).sum()
+        grads = torch.autograd.grad(loss, leaves)
+        results.append(
+            (dlf.extractdata(Y), grads[0].permute(2, 1, 0) if fmt == "TBC" else grads[0], *grads[1:])
+        )
+    for fast, general in zip(*results, strict=True):  # the kernel's products may round differently
+        torch.testing.assert_close(fast, general, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("run", ["lstm", "gru"])
+def test_final_states_without_gradients_are_the_same_values_detached(run):
+    """A layer without state outputs asks for its final states detached (state_gradients False):
+    the same values as the tracked ones, the output's gradients unchanged."""
+    from dlformat.functional._recurrent import RecurrentInputs, run_gru, run_lstm
+
+    x, h0, c0, W, R, b = (t(a) for a in lstm_inputs(97))
+    states = (("H0", h0), ("C0", c0)) if run == "lstm" else (("H0", h0),)
+    rows = 4 * H if run == "lstm" else 3 * H
+    operation = run_lstm if run == "lstm" else run_gru
+    outcomes = []
+    for tracked in (True, False):
+        params = [value[:rows].clone().requires_grad_() for value in (W, R, b)]
+        inputs = RecurrentInputs(run, dlf.dlarray(x, "CBT"), states, *params, state_gradients=tracked)
+        Y, *finals = operation(inputs)
+        assert all(final.requires_grad is tracked for final in finals)
+        grads = torch.autograd.grad(dlf.stripdims(Y).square().sum(), params)
+        outcomes.append((dlf.extractdata(Y), *finals, *grads))
+    for with_graph, without in zip(*outcomes, strict=True):
+        torch.testing.assert_close(without, with_graph.detach(), rtol=0, atol=0)
+
+
 ERRORS = [
     pytest.param({"W": (4 * H, D + 1)}, "weights must be 16 × 3", id="weights-columns"),
     pytest.param({"W": (3 * H, D)}, "weights must be 16 × 3", id="weights-rows"),

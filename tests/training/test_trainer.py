@@ -401,7 +401,9 @@ def test_trainNetwork_refuses_several_output_layers_as_matlab_does():
     lgraph = dlf.connectLayers(lgraph, "featureinput", "fc2")
     options = dlf.trainingOptions("sgdm", MaxEpochs=1, Verbose=False)
     X = torch.randn(8, 2)
-    with pytest.raises(DLFormatError, match=r"it has 2 .*does not train networks with several outputs either"):
+    with pytest.raises(
+        DLFormatError, match=r"it has 2 .*does not train networks with several outputs either"
+    ):
         dlf.trainNetwork(X, X[:, :1], lgraph, options)
 
 
@@ -460,3 +462,59 @@ def test_a_per_gate_l2_vector_decays_each_gates_rows_by_its_own_factor():
     )
     np.testing.assert_allclose(R, R0 - rate * l2 * factor * R0, rtol=1e-12, atol=1e-15)
     np.testing.assert_allclose(W, W0 - rate * l2 * W0, rtol=1e-12, atol=1e-15)  # scalar factor 1
+
+
+def _sequence_classifier(last=None):
+    torch.manual_seed(3)
+    layers = [
+        dlf.sequenceInputLayer(3),
+        dlf.lstmLayer(5, OutputMode="last"),
+        dlf.fullyConnectedLayer(4),
+        last if last is not None else dlf.softmaxLayer(),
+    ]
+    return dlf.dlnetwork(layers).double()
+
+
+def test_fused_softmax_crossentropy_trains_as_the_unfused_loss():
+    """trainnet's "crossentropy" on a network ending in softmaxLayer is computed from the softmax's
+    input (log_softmax); the same loss given as a function runs on the softmax's output. The two
+    give the same losses, metrics (which see the softmax's output) and trained parameters."""
+    generator = torch.Generator().manual_seed(7)
+    X = dlf.dlarray(torch.randn(6, 24, 3, generator=generator, dtype=torch.float64), "TBC")
+    T = dlf.dlarray(torch.eye(4, dtype=torch.float64)[torch.randint(0, 4, (24,), generator=generator)], "BC")
+    options = dlf.trainingOptions(
+        "sgdm", MaxEpochs=2, MiniBatchSize=8, Shuffle="never", Verbose=False, Metrics="accuracy",
+        InitialLearnRate=0.5,
+    )  # fmt: skip
+
+    def unfused(Y, targets):
+        return dlf.crossentropy(Y, targets, NormalizationFactor="all-elements")
+
+    fused_net, fused = dlf.trainnet(X, T, _sequence_classifier(), "crossentropy", options)
+    plain_net, plain = dlf.trainnet(X, T, _sequence_classifier(), unfused, options)
+    for column in ("Loss", "Accuracy"):
+        np.testing.assert_allclose(
+            getattr(fused.TrainingHistory, column), getattr(plain.TrainingHistory, column), rtol=1e-12
+        )
+    for (_, _, trained), (_, _, reference) in zip(fused_net.Learnables, plain_net.Learnables, strict=True):
+        torch.testing.assert_close(trained, reference, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize(
+    ("last", "loss", "expected"),
+    [
+        pytest.param(None, "crossentropy", ("fc", "softmax"), id="softmax-crossentropy"),
+        pytest.param(None, "binary-crossentropy", None, id="other-loss-name"),
+        pytest.param(None, lambda Y, T: dlf.crossentropy(Y, T), None, id="loss-function"),
+        pytest.param(dlf.sigmoidLayer, "crossentropy", None, id="sigmoid-output"),
+        pytest.param(
+            lambda: type("MySoftmax", (dlf.SoftmaxLayer,), {})(), "crossentropy", None, id="subclass"
+        ),
+    ],
+)
+def test_where_the_softmax_crossentropy_is_fused(last, loss, expected):
+    from dlformat.training._trainer import _NAMED_LOSSES, _fused_outputs
+
+    net = _sequence_classifier(last() if last is not None else None)
+    loss_fn = _NAMED_LOSSES[loss] if isinstance(loss, str) else loss
+    assert _fused_outputs(net, loss_fn) == expected
