@@ -112,6 +112,91 @@ def stepped(
             parameter.copy_(updated)
 
 
+# trainnet's form of the three steps: every parameter at once, in place, with torch's multi-tensor
+# ``_foreach`` operations (those torch.optim's foreach implementations use). Each runs the same
+# operations in the same order as sgdm_step, adam_step and rmsprop_step above, so the values are
+# the same bit for bit (tests/training/test_solvers.py), without a Python round per parameter,
+# which costs more than the arithmetic on a small network. ``scales`` is each parameter's
+# learning rate (the rate times its learn-rate factor, both numbers); see :func:`together`.
+
+
+def sgdm_steps(
+    w: list[torch.Tensor],
+    g: list[torch.Tensor],
+    states: list[list[torch.Tensor]],
+    scales: list[float],
+    gamma: float,
+) -> None:
+    """:func:`sgdm_step` on lists of parameters, their gradients and velocities, in place."""
+    (v,) = states
+    torch._foreach_mul_(v, gamma)
+    torch._foreach_sub_(v, torch._foreach_mul(g, scales))
+    torch._foreach_add_(w, v)
+
+
+def adam_steps(
+    w: list[torch.Tensor],
+    g: list[torch.Tensor],
+    states: list[list[torch.Tensor]],
+    scales: list[float],
+    beta1: float,
+    beta2: float,
+    eps: float,
+    iteration: int,
+) -> None:
+    """:func:`adam_step` on lists of parameters, their gradients and moments, in place."""
+    m, v = states
+    correction = math.sqrt(1 - beta2**iteration) / (1 - beta1**iteration)
+    torch._foreach_mul_(m, beta1)
+    torch._foreach_add_(m, torch._foreach_mul(g, 1 - beta1))
+    squares = torch._foreach_mul(g, 1 - beta2)
+    torch._foreach_mul_(squares, g)
+    torch._foreach_mul_(v, beta2)
+    torch._foreach_add_(v, squares)
+    _descend(w, m, v, [scale * correction for scale in scales], eps)
+
+
+def rmsprop_steps(
+    w: list[torch.Tensor],
+    g: list[torch.Tensor],
+    states: list[list[torch.Tensor]],
+    scales: list[float],
+    beta2: float,
+    eps: float,
+) -> None:
+    """:func:`rmsprop_step` on lists of parameters, their gradients and squared averages, in place."""
+    (v,) = states
+    squares = torch._foreach_mul(g, 1 - beta2)
+    torch._foreach_mul_(squares, g)
+    torch._foreach_mul_(v, beta2)
+    torch._foreach_add_(v, squares)
+    _descend(w, g, v, scales, eps)
+
+
+def _descend(
+    w: list[torch.Tensor],
+    direction: list[torch.Tensor],
+    v: list[torch.Tensor],
+    scales: list[float],
+    eps: float,
+) -> None:
+    """``w ← w − scale·direction / (√v + ε)`` for each parameter, in place."""
+    steps = torch._foreach_mul(direction, scales)
+    torch._foreach_div_(steps, torch._foreach_add(torch._foreach_sqrt(v), eps))
+    torch._foreach_sub_(w, steps)
+
+
+def together(
+    parameters: Sequence[torch.Tensor], gradients: Sequence[torch.Tensor], factors: Sequence[Scale]
+) -> bool:
+    """Whether the ``_steps`` forms apply: every factor a number (not per-gate rows) and every
+    gradient of its parameter's dtype and device (otherwise :func:`stepped` converts each)."""
+    return all(
+        not isinstance(factor, torch.Tensor) and g.dtype == p.dtype and g.device == p.device
+        for p, g, factor in zip(parameters, gradients, factors, strict=True)
+    )
+
+
 def _update(
     caller: str, params: Any, grad: Any, states: Sequence[Any], names: Sequence[str], step: Step
 ) -> tuple[Any, ...]:

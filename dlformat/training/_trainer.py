@@ -60,7 +60,17 @@ from ._output_fcn import STOPPED
 from ._population import set_population_statistics
 from ._prefetch import prefetched
 from ._schedules import Scheduler
-from ._solvers import adam_step, rmsprop_step, sgdm_step, stepped
+from ._solvers import (
+    Scale,
+    adam_step,
+    adam_steps,
+    rmsprop_step,
+    rmsprop_steps,
+    sgdm_step,
+    sgdm_steps,
+    stepped,
+    together,
+)
 from ._sources import is_source, oriented, read_source
 
 __all__ = ["TrainingInfo", "trainNetwork", "trainnet"]
@@ -183,6 +193,21 @@ class _MiniBatches:
         )
 
 
+def _regularized(
+    gradients: list[torch.Tensor], parameters: list[torch.Tensor], l2: float, factors: Sequence[Scale]
+) -> list[torch.Tensor]:
+    """MATLAB's coupled L2 regularization: each gradient plus ``λ·factor·w``, ``factor`` the
+    learnable's L2 factor (a number, or per-gate rows); all parameters at once where every factor
+    is a number (the same operations, one call each, as the solver's ``_steps`` forms)."""
+    if not l2:
+        return gradients
+    with torch.no_grad():
+        if together(parameters, gradients, factors):
+            decay = torch._foreach_mul(parameters, [l2 * float(factor) for factor in factors])
+            return list(torch._foreach_add(gradients, decay))
+        return [g + (l2 * factor) * p for g, p, factor in zip(gradients, parameters, factors, strict=True)]
+
+
 def _threshold(gradients: list[torch.Tensor], method: str, threshold: float) -> list[torch.Tensor]:
     """MATLAB's gradient thresholding: ``l2norm`` rescales each learnable's gradient whose L2 norm
     exceeds the threshold to that norm; ``global-l2norm`` rescales all when their joint norm does;
@@ -203,31 +228,49 @@ def _threshold(gradients: list[torch.Tensor], method: str, threshold: float) -> 
 
 class _Solver:
     """The options' solver on the network's parameters, in place, with the ported update functions'
-    steps (``sgdm_step``, ``adam_step``, ``rmsprop_step``: one formula each) and each parameter's
-    learn-rate factor; keeps the solver state. The options were checked once, so a scheduled rate
+    steps (``sgdm_step``, ``adam_step``, ``rmsprop_step``: one formula each; their ``_steps`` forms
+    update all parameters at once where every factor is a number) and each parameter's learn-rate
+    factor; keeps the solver state. The options were checked once, so a scheduled rate
     of 0 (``LearnRateDropFactor=0``) is taken, as no call of ``sgdmupdate`` would take it."""
 
     def __init__(self, options: TrainingOptions, net: DLNetwork) -> None:
         self.options = options
-        _, self.parameters, self.factors = _parameters.network_rows(net)
+        _, parameters, self.factors = _parameters.network_rows(net)
+        self.parameters: list[torch.Tensor] = [*parameters]
         self.states: list[list[torch.Tensor]] | None = None
 
     def step(self, gradients: list[torch.Tensor], rate: float, iteration: int) -> None:
         o = self.options
-        if o.SolverName == "sgdm":
-            update, count = sgdm_step(rate, o.Momentum), 1
-        elif o.SolverName == "adam":
-            update = adam_step(
-                rate, o.GradientDecayFactor, o.SquaredGradientDecayFactor, o.Epsilon, iteration
-            )
-            count = 2
-        else:
-            update, count = rmsprop_step(rate, o.SquaredGradientDecayFactor, o.Epsilon), 1
-        if self.states is None:
+        if self.states is None:  # one list per parameter: MATLAB's velocity, or Adam's two moments
+            count = 2 if o.SolverName == "adam" else 1
             self.states = [
                 [torch.zeros_like(p, dtype=working_dtype(p.dtype, g.dtype)) for _ in range(count)]
                 for p, g in zip(self.parameters, gradients, strict=True)
             ]
+        if together(self.parameters, gradients, self.factors):
+            kinds = [list(kind) for kind in zip(*self.states, strict=True)]  # one list per state kind
+            scales = [rate * float(factor) for factor in self.factors]
+            with torch.no_grad():
+                if o.SolverName == "sgdm":
+                    sgdm_steps(self.parameters, gradients, kinds, scales, o.Momentum)
+                elif o.SolverName == "adam":
+                    adam_steps(
+                        self.parameters, gradients, kinds, scales, o.GradientDecayFactor,
+                        o.SquaredGradientDecayFactor, o.Epsilon, iteration,
+                    )  # fmt: skip
+                else:
+                    rmsprop_steps(
+                        self.parameters, gradients, kinds, scales, o.SquaredGradientDecayFactor, o.Epsilon
+                    )
+            return
+        if o.SolverName == "sgdm":
+            update = sgdm_step(rate, o.Momentum)
+        elif o.SolverName == "adam":
+            update = adam_step(
+                rate, o.GradientDecayFactor, o.SquaredGradientDecayFactor, o.Epsilon, iteration
+            )
+        else:
+            update = rmsprop_step(rate, o.SquaredGradientDecayFactor, o.Epsilon)
         stepped(update, self.parameters, gradients, self.states, self.factors)
 
 
@@ -483,7 +526,8 @@ def _train(
         options.LearnRateDropPeriod,
         per_epoch,
     )
-    _, parameters, l2_factors = _parameters.network_rows(net, "L2Factor")
+    _, learnables, l2_factors = _parameters.network_rows(net, "L2Factor")
+    parameters: list[torch.Tensor] = [*learnables]
     solver = _Solver(options, net)
     outcome = _Outcome()
     printer = _Printer(legacy_metric is not None, legacy_metric, validation is not None, metrics)
@@ -526,11 +570,7 @@ def _train(
                     for p, g in zip(parameters, gradients, strict=True)
                 ]
                 grads = group.gradients(grads, share)
-                if options.L2Regularization:
-                    grads = [
-                        g + (options.L2Regularization * factor) * p.detach()
-                        for g, p, factor in zip(grads, parameters, l2_factors, strict=True)
-                    ]
+                grads = _regularized(grads, parameters, options.L2Regularization, l2_factors)
                 grads = _threshold(grads, options.GradientThresholdMethod, options.GradientThreshold)
                 solver.step(grads, rate, iteration)
                 group.synchronize(net, share)

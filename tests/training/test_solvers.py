@@ -15,6 +15,7 @@ import torch
 
 import dlformat as dlf
 from dlformat import DLFormatError
+from dlformat.training import _solvers
 
 
 def gradients(steps, shape, seed=0):
@@ -295,3 +296,65 @@ def test_a_per_gate_learn_rate_vector_moves_each_gates_rows_by_its_own_factor(up
     np.testing.assert_array_equal(
         net.Layers[1].InputWeights.detach().numpy()[frozen], start[("lstm", "InputWeights")][frozen]
     )
+
+
+# trainnet's all-parameters-at-once forms of the three steps run the per-parameter steps'
+# operations in the same order: the same float32 values bit for bit, over several steps, with
+# learn-rate factors 0, 1 and 2 (the NumPy tests above pin the per-parameter steps to the formulas)
+STEP_FORMS = [
+    pytest.param(
+        lambda rate, t: _solvers.sgdm_step(rate, 0.9),
+        lambda w, g, s, scales, t: _solvers.sgdm_steps(w, g, s, scales, 0.9),
+        1,
+        id="sgdm",
+    ),
+    pytest.param(
+        lambda rate, t: _solvers.adam_step(rate, 0.9, 0.999, 1e-3, t),
+        lambda w, g, s, scales, t: _solvers.adam_steps(w, g, s, scales, 0.9, 0.999, 1e-3, t),
+        2,
+        id="adam",
+    ),
+    pytest.param(
+        lambda rate, t: _solvers.rmsprop_step(rate, 0.9, 1e-3),
+        lambda w, g, s, scales, t: _solvers.rmsprop_steps(w, g, s, scales, 0.9, 1e-3),
+        1,
+        id="rmsprop",
+    ),
+]
+
+
+@pytest.mark.parametrize(("single", "together", "kinds"), STEP_FORMS)
+def test_the_all_parameter_steps_equal_the_per_parameter_steps_bit_for_bit(single, together, kinds):
+    generator = torch.Generator().manual_seed(3)
+    shapes, factors, rate = [(4, 3), (4, 1), (5,)], [1.0, 0.0, 2.0], 0.05
+    start = [torch.randn(shape, generator=generator) for shape in shapes]
+    one = [w.clone() for w in start]
+    many = [w.clone() for w in start]
+    one_states = [[torch.zeros_like(w) for _ in range(kinds)] for w in start]
+    many_states = [[torch.zeros_like(w) for w in start] for _ in range(kinds)]
+    for t in range(1, 4):
+        grads = [torch.randn(shape, generator=generator) for shape in shapes]
+        _solvers.stepped(single(rate, t), one, grads, one_states, factors)
+        with torch.no_grad():
+            together(many, grads, many_states, [rate * f for f in factors], t)
+    for index, (a, b) in enumerate(zip(one, many, strict=True)):
+        assert torch.equal(a, b), index
+        for kind in range(kinds):
+            assert torch.equal(one_states[index][kind], many_states[kind][index]), (index, kind)
+    assert torch.equal(many[1], start[1])  # factor 0: not moved
+
+
+@pytest.mark.parametrize(
+    ("factors", "grad_dtype", "expected"),
+    [
+        ([1.0, 0.5], torch.float32, True),
+        ([1.0, torch.ones(4, 1)], torch.float32, False),  # per-gate rows: one parameter at a time
+        ([1.0, 0.5], torch.float64, False),  # gradients of another dtype: converted per parameter
+    ],
+)
+def test_the_all_parameter_form_applies_only_to_number_factors_and_matching_gradients(
+    factors, grad_dtype, expected
+):
+    parameters = [torch.zeros(4, 3), torch.zeros(4, 1)]
+    grads = [torch.zeros(4, 3, dtype=grad_dtype), torch.zeros(4, 1, dtype=grad_dtype)]
+    assert _solvers.together(parameters, grads, factors) is expected
