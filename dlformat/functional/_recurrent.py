@@ -353,7 +353,7 @@ def _fused_lstm(
 # checked against InputSize (the layer's _fit_input), and its state buffers. Where those are all
 # of the input's dtype and the layer's options are the fused kernels' (the layer decides that),
 # the functions below lay them out for the kernel without the general path's checks and
-# conversions (about 40 µs a call, measured: docs/performance.md, "The LSTM row"); anything else
+# conversions (about 20 µs a call, measured: docs/performance.md, "The LSTM row"); anything else
 # (mixed dtypes, a state of another shape, a "U" format) gets None back and runs the general
 # path, whose errors name the problem.
 
