@@ -63,19 +63,28 @@ class _Steps(NamedTuple):
 
 
 @cached_plan()
-def _sequence_plan(fmt: str, caller: str) -> _Steps:
+def _steps_plan(fmt: str) -> _Steps | None:
     """The plan of :func:`_to_steps` and :func:`_from_steps` for ``fmt`` (plain permutes and
-    reshapes: this runs on every call of every recurrent layer)."""
-    if "U" in fmt:
-        raise DLFormatError(
-            f'{caller} cannot take format "{fmt}": "U" dimensions have no meaning for it; relabel them'
-        )
-    if "C" not in fmt:
-        raise DLFormatError(f'{caller} needs data with a "C" dimension; got format "{fmt}"')
+    reshapes: this runs on every call of every recurrent layer); ``None`` for a format the
+    operations refuse (see :func:`_sequence_plan`)."""
+    if "U" in fmt or "C" not in fmt:
+        return None
     lead = tuple(fmt.index(label) for label in "TB" if label in fmt)
     features = tuple(reversed([index for index, label in enumerate(fmt) if label in "SC"]))
     output = "C" + "B" * ("B" in fmt) + "T" * ("T" in fmt)
     return _Steps(lead + features, "T" in fmt, "B" in fmt, output, fmt == "TBC")
+
+
+def _sequence_plan(fmt: str, caller: str) -> _Steps:
+    """:func:`_steps_plan`, or the error naming ``caller`` for a format it refuses."""
+    plan = _steps_plan(fmt)
+    if plan is not None:
+        return plan
+    if "U" in fmt:
+        raise DLFormatError(
+            f'{caller} cannot take format "{fmt}": "U" dimensions have no meaning for it; relabel them'
+        )
+    raise DLFormatError(f'{caller} needs data with a "C" dimension; got format "{fmt}"')
 
 
 def _to_steps(data: torch.Tensor, plan: _Steps) -> torch.Tensor:
@@ -181,27 +190,18 @@ class _Recurrence:
 
     def params(self, recurrent_bias: bool) -> list[torch.Tensor]:
         """torch's flat parameter list: per direction ``w_ih, w_hh, b_ih, b_hh``."""
-        flat: list[torch.Tensor] = []
-        for direction in range(self.directions):
-            input_bias = self.biases[0][direction]
-            rec = self.biases[1][direction] if recurrent_bias else torch.zeros_like(input_bias)
-            flat += [self.weights[direction], self.recurrent[direction], input_bias, rec]
-        return flat
+        return _flat_params(
+            self.weights, self.recurrent, self.biases[0], self.biases[1] if recurrent_bias else None
+        )
 
     def output(self, steps: torch.Tensor, last: bool = False) -> DLArray:
         """``(T, B, directions*H)`` as a dlarray of the output format; ``last``: only the last
         time step, without ``T`` (MATLAB's ``OutputMode="last"``)."""
-        if last and self.plan.time:
-            # the last step taken from the contiguous (T, B, H) result, not from the H × B × T
-            # view: its gradient is then a contiguous (T, B, H) tensor, which the fused kernel's
-            # backward takes as it is (from the view it copied the whole sequence's gradient)
-            final = steps[-1]
-            return DLArray._wrap(final.t() if self.plan.batch else final[0], self.plan.output_format[:-1])
-        return DLArray._wrap(_from_steps(steps, self.plan), self.plan.output_format)
+        return _output(steps, self.plan, last)
 
     def final(self, state: torch.Tensor) -> torch.Tensor:
         """A final ``(directions, B, H)`` state as MATLAB's ``directions*H × B`` state."""
-        return _unstack(state if self.state_gradients else state.detach())
+        return _final(state, self.state_gradients)
 
     def looped(
         self, step: Callable[..., tuple[torch.Tensor, ...]], recurrent_bias: bool = False
@@ -223,6 +223,39 @@ class _Recurrence:
             finals.append(carried)
         states = [torch.stack([final[index] for final in finals]) for index in range(len(self.states))]
         return torch.cat(outputs, dim=-1), states
+
+
+def _flat_params(
+    weights: tuple[torch.Tensor, ...],
+    recurrent: tuple[torch.Tensor, ...],
+    input_biases: tuple[torch.Tensor, ...],
+    recurrent_biases: tuple[torch.Tensor, ...] | None,
+) -> list[torch.Tensor]:
+    """torch's flat parameter list from per-direction parts: per direction ``w_ih, w_hh, b_ih,
+    b_hh`` (``b_hh`` zeros without ``recurrent_biases``: MATLAB's one bias is torch's input bias)."""
+    flat: list[torch.Tensor] = []
+    for direction, input_bias in enumerate(input_biases):
+        rec = torch.zeros_like(input_bias) if recurrent_biases is None else recurrent_biases[direction]
+        flat += [weights[direction], recurrent[direction], input_bias, rec]
+    return flat
+
+
+def _output(steps: torch.Tensor, plan: _Steps, last: bool) -> DLArray:
+    """``(T, B, directions*H)`` as a dlarray of the output format; ``last``: only the last time
+    step, without ``T`` (MATLAB's ``OutputMode="last"``)."""
+    if last and plan.time:
+        # the last step taken from the contiguous (T, B, H) result, not from the H × B × T
+        # view: its gradient is then a contiguous (T, B, H) tensor, which the fused kernel's
+        # backward takes as it is (from the view it copied the whole sequence's gradient)
+        final = steps[-1]
+        return DLArray._wrap(final.t() if plan.batch else final[0], plan.output_format[:-1])
+    return DLArray._wrap(_from_steps(steps, plan), plan.output_format)
+
+
+def _final(state: torch.Tensor, gradients: bool) -> torch.Tensor:
+    """A final ``(directions, B, H)`` state as MATLAB's ``directions*H × B`` state; detached
+    unless its ``gradients`` are wanted (a state output)."""
+    return _unstack(state if gradients else state.detach())
 
 
 def _split(data: torch.Tensor, parts: int) -> tuple[torch.Tensor, ...]:
@@ -281,9 +314,7 @@ def run_lstm(
     state_activation, gate_activation = inputs.state_activation, inputs.gate_activation
     if state_activation == "tanh" and gate_activation == "sigmoid":
         h0, c0 = (state.contiguous() for state in run.states)
-        steps, h, c = torch.lstm(
-            run.x, (h0, c0), run.params(False), True, 1, 0.0, True, directions == 2, False
-        )
+        steps, h, c = _fused_lstm(run.x, h0, c0, run.params(False))
     else:
         step = _lstm_step(STATE_FUNCTIONS[state_activation], GATE_FUNCTIONS[gate_activation])
         steps, (h, c) = run.looped(step)
@@ -306,6 +337,107 @@ def run_gru(
         step = _gru_step(reset_gate_mode, STATE_FUNCTIONS[state_activation], GATE_FUNCTIONS[gate_activation])
         steps, (h,) = run.looped(step, recurrent_bias)
     return run.output(steps, last), run.final(h)
+
+
+def _fused_lstm(
+    x: torch.Tensor, h0: torch.Tensor, c0: torch.Tensor, params: list[torch.Tensor]
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """``torch.lstm`` with torch's flat parameters of one direction (4 tensors) or two (8)."""
+    steps, h, c = torch.lstm(x, (h0, c0), params, True, 1, 0.0, True, len(params) == 8, False)
+    return steps, h, c
+
+
+# -- the recurrent layers' own path ---------------------------------------------------------------
+# A layer calls its operation with its own parameters: tensors whose shapes its learnables'
+# assignment checks (rows × InputSize, rows × NumHiddenUnits, rows × 1), its input's features
+# checked against InputSize (the layer's _fit_input), and its state buffers. Where those are all
+# of the input's dtype and the layer's options are the fused kernels' (the layer decides that),
+# the functions below lay them out for the kernel without the general path's checks and
+# conversions (about 20 µs a call, measured: docs/performance.md, "The LSTM row"); anything else
+# (mixed dtypes, a state of another shape, a "U" format) gets None back and runs the general
+# path, whose errors name the problem.
+
+
+def _layer_layout(
+    X: DLArray, states: tuple[torch.Tensor, ...], tensors: tuple[torch.Tensor, ...], directions: int
+) -> tuple[_Steps, torch.Tensor, list[torch.Tensor]] | None:
+    """The plan, ``(T, B, features)`` data and ``(directions, B, H)`` states of a layer's call,
+    or ``None`` where the general path must run."""
+    data = X._data
+    dtype = data.dtype
+    plan = _steps_plan(X._fmt)
+    if plan is None:
+        return None
+    for tensor in tensors + states:
+        if tensor.dtype != dtype:
+            return None
+    x = _to_steps(data, plan)
+    batch = x.shape[1]
+    hidden = tensors[1].shape[1]  # the recurrent weights: rows × NumHiddenUnits
+    laid = []
+    for state in states:
+        # the state buffers are assigned unchecked (a call, or the user): the general path
+        # checks them and names a column count that does not fit this call's batch
+        if state.ndim != 2 or state.shape[0] != directions * hidden or state.shape[1] not in (1, batch):
+            return None
+        per_direction = state.reshape(directions, hidden, -1).transpose(1, 2)
+        if per_direction.shape[1] != batch:
+            per_direction = per_direction.expand(directions, batch, hidden)
+        laid.append(per_direction.contiguous())  # a stored final state is laid out so already
+    return plan, x, laid
+
+
+def layer_lstm(
+    X: DLArray,
+    states: tuple[torch.Tensor, torch.Tensor],
+    weights: torch.Tensor,
+    recurrentWeights: torch.Tensor,
+    bias: torch.Tensor,
+    *,
+    directions: int = 1,
+    last: bool = False,
+    state_gradients: bool = True,
+) -> tuple[DLArray, torch.Tensor, torch.Tensor] | None:
+    """:func:`run_lstm` with the default activations, as an LSTM or BiLSTM layer calls it on its
+    own tensors (see above): the same values, or ``None`` where the general path must run."""
+    laid = _layer_layout(X, states, (weights, recurrentWeights, bias), directions)
+    if laid is None:
+        return None
+    plan, x, (h0, c0) = laid
+    parts = (_split(weights, directions), _split(recurrentWeights, directions))
+    params = _flat_params(*parts, _split(bias.reshape(-1), directions), None)
+    steps, h, c = _fused_lstm(x, h0, c0, params)
+    return _output(steps, plan, last), _final(h, state_gradients), _final(c, state_gradients)
+
+
+def layer_gru(
+    X: DLArray,
+    states: tuple[torch.Tensor],
+    weights: torch.Tensor,
+    recurrentWeights: torch.Tensor,
+    bias: torch.Tensor,
+    *,
+    reset_gate_mode: str = "after-multiplication",
+    last: bool = False,
+    state_gradients: bool = True,
+) -> tuple[DLArray, torch.Tensor] | None:
+    """:func:`run_gru` with the default activations, as a GRU layer calls it on its own tensors
+    (see above): the same values, or ``None`` where the general path must run (also the
+    ``"before-multiplication"`` mode, which has no fused kernel)."""
+    if reset_gate_mode == "before-multiplication":
+        return None
+    laid = _layer_layout(X, states, (weights, recurrentWeights, bias), 1)
+    if laid is None:
+        return None
+    plan, x, (h0,) = laid
+    flat_bias = bias.reshape(-1)
+    if reset_gate_mode == "recurrent-bias-after-multiplication":
+        input_bias, recurrent_bias = flat_bias.chunk(2)
+        params = _flat_params((weights,), (recurrentWeights,), (input_bias,), (recurrent_bias,))
+    else:
+        params = _flat_params((weights,), (recurrentWeights,), (flat_bias,), None)
+    steps, h = fused_gru(x, h0, params)
+    return _output(steps, plan, last), _final(h, state_gradients)
 
 
 def _state_output(state: torch.Tensor, restore: Callable[[DLArray], DLArray]) -> DLArray:

@@ -28,6 +28,8 @@ from ..functional._recurrent import (
     RESET_GATE_MODES,
     STATE_ACTIVATIONS,
     RecurrentInputs,
+    layer_gru,
+    layer_lstm,
     run_gru,
     run_lstm,
 )
@@ -127,6 +129,8 @@ class RecurrentLayer(Layer):
 
     gates: ClassVar[int] = LSTM_GATES
     operation: ClassVar[Callable[..., tuple[Any, ...]]]  # the functional core's run_lstm or run_gru
+    # its path for the layer's own tensors (layer_lstm or layer_gru): None where it does not apply
+    layer_operation: ClassVar[Callable[..., tuple[Any, ...] | None]]
     directions: ClassVar[int] = 1
     state_names: ClassVar[tuple[str, ...]] = ("HiddenState",)
     state_updates_persist: ClassVar[bool] = False
@@ -185,6 +189,19 @@ class RecurrentLayer(Layer):
                 value = self._buffers[name] = self._starting_state(name, self._buffers.get(name))
                 self._state_names.append(name)
                 self._initial_state[name] = value.clone()  # what resetState puts back
+        # the options of the functional core's path for the layer's own tensors (layer_operation),
+        # or None where the layer's options rule it out: fixed here, as these options are
+        # read-only (the core still checks everything that depends on the call's input)
+        fused = self.StateActivationFunction == "tanh" and self.GateActivationFunction == "sigmoid"
+        self.__dict__["_layer_options"] = (
+            {
+                "last": self.OutputMode == "last",
+                "state_gradients": self.HasStateOutputs,
+                **self._operation_options(),
+            }
+            if fused and not self.HasStateInputs
+            else None
+        )
         ports = tuple(name.removesuffix("State").lower() for name in self.state_names)  # hidden, cell
         self._ports = {
             "in": ("in", *ports) if self.HasStateInputs else ("in",),
@@ -247,22 +264,22 @@ class RecurrentLayer(Layer):
 
     def predict(self, X: DLArray, *states: Any) -> Any:
         X = require_dimensions(X, "C", self._caller)
-        floating_data(X._data, self._caller())
+        if not X._data.is_floating_point():
+            floating_data(X._data, self._caller())  # refuses integers (the caller's name built only then)
         self._fit_input(X)
-        given = states if self.HasStateInputs else tuple(self._buffers[name] for name in self.state_names)
-        labels = (
-            tuple(f"{name} input" for name in self.InputNames[1:])
-            if self.HasStateInputs
-            else self.state_names
-        )
-        Y, *final = self._run(X, given, labels)
-        if not self.HasStateInputs:
+        has_outputs = self.HasStateOutputs
+        if self.HasStateInputs:
+            Y, *final = self._run(X, states, tuple(f"{name} input" for name in self.InputNames[1:]))
+        else:
+            buffers = self._buffers
+            Y, *final = self._run(X, tuple([buffers[name] for name in self.state_names]), self.state_names)
             for name, value in zip(self.state_names, final, strict=True):
                 # the operation's own result: floating, on the state's device, of a shape the
                 # state rule accepts, so the checked assignment (setattr) would only copy it;
-                # stored as that detached copy directly (this runs on every call)
-                self._buffers[name] = value.detach().clone()
-        if not self.HasStateOutputs:
+                # stored as that detached copy directly (this runs on every call; without state
+                # outputs the operation returned it detached already)
+                buffers[name] = (value.detach() if has_outputs else value).clone()
+        if not has_outputs:
             return Y
         return (Y, *(DLArray._wrap(value, "CB") for value in final))
 
@@ -271,6 +288,11 @@ class RecurrentLayer(Layer):
         return self.InputWeights, self.RecurrentWeights
 
     def _run(self, X: DLArray, states: tuple[Any, ...], labels: tuple[str, ...]) -> tuple[Any, ...]:
+        options = self.__dict__.get("_layer_options")
+        if options is not None:
+            result = self.layer_operation(X, states, *self._weights(), self._parameters["Bias"], **options)
+            if result is not None:
+                return result
         inputs = RecurrentInputs(
             self._caller(),
             X,
@@ -338,6 +360,7 @@ class LSTMLayer(RecurrentLayer):
     default_name = "lstm"
     matlab_type = "LSTM"
     operation = staticmethod(run_lstm)
+    layer_operation = staticmethod(layer_lstm)
     state_names = ("HiddenState", "CellState")
 
     BiasInitializer = initializer_property("unit-forget-gate", names=LSTM_BIAS_INITIALIZERS)
@@ -419,6 +442,7 @@ class GRULayer(RecurrentLayer):
     default_name = "gru"
     matlab_type = "GRU"
     operation = staticmethod(run_gru)
+    layer_operation = staticmethod(layer_gru)
     gates = GRU_GATES
 
     ResetGateMode = choice_property(RESET_GATE_MODES, "after-multiplication", "Where the reset gate acts.")

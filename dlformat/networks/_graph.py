@@ -27,6 +27,8 @@ from ._schedule import Port
 __all__ = ["DLNetwork", "LayerArray", "LayerGraphBase", "refuse_output_layers"]
 
 Graph = TypeVar("Graph", bound="LayerGraphBase")  # an edit returns the graph it was called on
+# a run's plan (DLNetwork._plan): output ports, what each step releases, each step's result ports
+RunPlan = tuple[tuple[Port, ...], tuple[tuple[Port | int, ...], ...], tuple[tuple[Port, ...], ...]]
 
 
 class LayerArray(tuple[Layer, ...]):
@@ -78,9 +80,9 @@ class LayerGraphBase(nn.Module):
         self._links: dict[Port, Port] = {}  # destination port -> source port
         self._schedule: _schedule.Schedule | None = None
         self._stateful: tuple[Layer, ...] | None = None  # the layers with state, cached per graph
-        # per requested outputs (None: the default ones), cached per graph: the output ports and
-        # what each step releases (_schedule.releases)
-        self._plans: dict[tuple[str, ...] | None, tuple[tuple[Port, ...], tuple[Any, ...]]] = {}
+        # per requested outputs (None: the default ones), cached per graph: the output ports,
+        # what each step releases (_schedule.releases) and the ports of each step's results
+        self._plans: dict[tuple[str, ...] | None, RunPlan] = {}
 
     @property
     def _by_name(self) -> Mapping[str, Layer]:
@@ -511,14 +513,14 @@ class DLNetwork(LayerGraphBase):
         steps, names, _ = self._compiled_schedule()
         planned = self._plan(Outputs)
         # outputs that do not resolve are reported after the run, as the layers' errors come first
-        outputs, releases = planned or ((), ((),) * len(steps))
+        outputs, releases, produced = planned or ((), ((),) * len(steps), _produced(steps))
         if len(X) != len(names):
             raise DLFormatError(
                 f"the network has {len(names)} input(s) ({', '.join(names) or 'none'}); got {len(X)}. "
                 "Connect unconnected inputs with connectLayers, or pass one value per input"
             )
         values: dict[Port | int, Any] = dict(enumerate(X))
-        for step, released in zip(steps, releases, strict=True):
+        for step, released, ports in zip(steps, releases, produced, strict=True):
             arguments = [values[source] for source in step.sources]
             for source in released:
                 del values[source]
@@ -528,12 +530,10 @@ class DLNetwork(LayerGraphBase):
                 raise
             except DLFormatError as error:
                 raise LayerError(step.name, step.inputs_from, str(error)) from None
-            if step.layer.NumOutputs == 1:
-                values[(step.name, step.layer.OutputNames[0])] = result
+            if len(ports) == 1:
+                values[ports[0]] = result
             else:
-                values.update(
-                    zip(((step.name, port) for port in step.layer.OutputNames), result, strict=True)
-                )
+                values.update(zip(ports, result, strict=True))
             del arguments, result  # the step's inputs are freed as soon as nothing else holds them
         if planned is None:
             outputs = self._resolved(Outputs)  # raises
@@ -544,9 +544,10 @@ class DLNetwork(LayerGraphBase):
             self._resolve(name, "out") for name in ((Outputs,) if isinstance(Outputs, str) else Outputs)
         )
 
-    def _plan(self, Outputs: Any) -> tuple[tuple[Port, ...], tuple[Any, ...]] | None:
-        """The output ports a run returns and what each step releases, planned once per graph and
-        requested outputs; ``None`` where ``Outputs`` does not resolve (an error after the run)."""
+    def _plan(self, Outputs: Any) -> RunPlan | None:
+        """The output ports a run returns, what each step releases and the ports each step's
+        results go to, planned once per graph and requested outputs; ``None`` where ``Outputs``
+        does not resolve (an error after the run)."""
         key: tuple[str, ...] | None = None
         if Outputs is not None:
             key = (Outputs,) if isinstance(Outputs, str) else _names_key(Outputs)
@@ -560,7 +561,7 @@ class DLNetwork(LayerGraphBase):
                     outputs = self._resolved(key)
                 except DLFormatError:
                     return None
-            plan = self._plans[key] = (outputs, _schedule.releases(steps, outputs))
+            plan = self._plans[key] = (outputs, _schedule.releases(steps, outputs), _produced(steps))
         return plan
 
     def example_inputs(self) -> tuple[DLArray, ...]:
@@ -650,6 +651,12 @@ def refuse_output_layers(names: Sequence[str], items: Sequence[Layer]) -> None:
 
 
 STATE_COLUMNS = ("Layer", "Parameter", "Value")
+
+
+def _produced(steps: list[_schedule.Step]) -> tuple[tuple[Port, ...], ...]:
+    """The ports each step's results go to, in its layer's output order (fixed once the layer
+    is constructed: read on every run otherwise)."""
+    return tuple(tuple((step.name, port) for port in step.layer.OutputNames) for step in steps)
 
 
 def _snapshot(layers: tuple[Layer, ...]) -> list[dict[str, torch.Tensor | None]]:

@@ -328,3 +328,101 @@ def test_option_and_format_errors():
         F.gru(dlf.dlarray(torch.randn(B, T), "BT"), *params, torch.randn(3 * H))
     with pytest.raises(DLFormatError, match="DataFormat"):
         F.gru(torch.randn(D, B, T), *params, torch.randn(3 * H))
+
+
+def layer_tensors(kind, seed, directions=1, dtype=torch.float32):
+    """A layer's own tensors: weights, recurrent weights, an n × 1 bias, and the states (n × 1)."""
+    gates = {"lstm": 4, "gru": 3, "gru-recurrent-bias": 3}[kind]
+    rows = gates * directions * H
+    bias_rows = 2 * rows if kind == "gru-recurrent-bias" else rows
+    count = 2 if kind == "lstm" else 1
+    values = [data((rows, D), seed), data((rows, H), seed + 1), data((bias_rows, 1), seed + 2)]
+    states = [data((directions * H, 1), seed + 3 + index) for index in range(count)]
+    return [t(value).to(dtype) for value in values], tuple(t(state).to(dtype) for state in states)
+
+
+LAYER_PATHS = [
+    pytest.param("lstm", 1, id="lstm"),
+    pytest.param("lstm", 2, id="bilstm"),
+    pytest.param("gru", 1, id="gru"),
+    pytest.param("gru-recurrent-bias", 1, id="gru-recurrent-bias"),
+]
+
+
+def both_paths(kind, directions, X, states, params, last, state_gradients):
+    """``layer_lstm``/``layer_gru`` and ``run_lstm``/``run_gru`` on the same tensors."""
+    from dlformat.functional._recurrent import RecurrentInputs, layer_gru, layer_lstm, run_gru, run_lstm
+
+    labels = ("H0", "C0")[: len(states)]
+    named = tuple(zip(labels, states, strict=True))
+    inputs = RecurrentInputs("op", X, named, *params, state_gradients=state_gradients)
+    if kind == "lstm":
+        options = {"directions": directions, "last": last}
+        fast = layer_lstm(X, states, *params, state_gradients=state_gradients, **options)
+        return fast, run_lstm(inputs, **options)
+    options = {
+        "reset_gate_mode": "recurrent-bias-after-multiplication" if kind != "gru" else "after-multiplication"
+    }
+    fast = layer_gru(X, states, *params, last=last, state_gradients=state_gradients, **options)
+    return fast, run_gru(inputs, last=last, **options)
+
+
+@pytest.mark.parametrize(("kind", "directions"), LAYER_PATHS)
+@pytest.mark.parametrize("last", [False, True])
+@pytest.mark.parametrize("state_gradients", [False, True])
+def test_the_layers_path_gives_the_general_paths_values_states_and_gradients(
+    kind, directions, last, state_gradients
+):
+    params, states = layer_tensors(kind, 120, directions)
+    x = t(data((D, B, T), 119, 1.5)).float()
+    outcomes = []
+    for path in (0, 1):
+        leaves = [value.clone().requires_grad_() for value in (x, *params, *states)]
+        X = dlf.dlarray(leaves[0], "CBT")
+        Y, *finals = both_paths(kind, directions, X, tuple(leaves[4:]), leaves[1:4], last, state_gradients)[
+            path
+        ]
+        assert dlf.dims(Y) == ("CB" if last else "CBT")
+        assert all(final.requires_grad is state_gradients for final in finals)
+        loss = dlf.stripdims(Y).square().sum()
+        if state_gradients:
+            loss = loss + sum(final.sum() for final in finals)
+        outcomes.append(
+            (dlf.extractdata(Y), *(final.detach() for final in finals), *torch.autograd.grad(loss, leaves))
+        )
+    for fast, general in zip(*outcomes, strict=True):
+        torch.testing.assert_close(fast, general, rtol=0, atol=0)
+
+
+@pytest.mark.parametrize(
+    ("change", "kind"),
+    [
+        pytest.param({"dtype": 1}, "lstm", id="float64-recurrent-weights"),
+        pytest.param({"dtype": 3}, "lstm", id="float64-state"),
+        pytest.param({"state": (H, 3)}, "lstm", id="state-of-another-batch"),
+        pytest.param({"state": (H, B, 1)}, "gru", id="state-3d"),
+        pytest.param({"state": (1, H)}, "gru", id="state-row"),
+        pytest.param({"format": "CBTU"}, "lstm", id="u-format"),
+        pytest.param({"mode": "before-multiplication"}, "gru", id="gru-before-multiplication"),
+    ],
+)
+def test_the_layers_path_leaves_other_inputs_to_the_general_path(change, kind):
+    """None: the general path runs instead (and converts, reshapes or refuses with its errors)."""
+    from dlformat.functional._recurrent import layer_gru, layer_lstm
+
+    params, states = layer_tensors(kind, 130)
+    values = [*params, *states]
+    if "dtype" in change:
+        values[change["dtype"]] = values[change["dtype"]].double()
+    if "state" in change:
+        values[3] = torch.zeros(change["state"])
+    X = (
+        dlf.dlarray(torch.randn(D, B, T, 2), "CBTU")
+        if "format" in change
+        else dlf.dlarray(torch.randn(D, B, T), "CBT")
+    )
+    if kind == "lstm":
+        assert layer_lstm(X, tuple(values[3:]), *values[:3]) is None
+    else:
+        mode = change.get("mode", "after-multiplication")
+        assert layer_gru(X, tuple(values[3:]), *values[:3], reset_gate_mode=mode) is None

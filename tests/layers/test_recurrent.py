@@ -588,3 +588,168 @@ def test_projected_reset_parameters_needs_the_projector_initializers_too():
     )
     with pytest.raises(DLFormatError, match="give InputProjectorInitializer"):
         layer.reset_parameters()
+
+
+# The layers' own path (functional layer_lstm / layer_gru: the layer's tensors, default
+# activations, one dtype) against the general one (run_lstm / run_gru), which a float64 state on
+# float32 learnables forces (the working dtype is then float32 on both paths, the same kernel on
+# the same values): equal outputs, stored final states and gradients, bit for bit.
+FAST_LAYERS = [
+    pytest.param(lambda mode, **kw: dlf.lstmLayer(H, OutputMode=mode, **kw), id="lstm"),
+    pytest.param(lambda mode, **kw: dlf.bilstmLayer(H, OutputMode=mode, **kw), id="bilstm"),
+    pytest.param(lambda mode, **kw: dlf.gruLayer(H, OutputMode=mode, **kw), id="gru"),
+    pytest.param(
+        lambda mode, **kw: dlf.gruLayer(
+            H, OutputMode=mode, ResetGateMode="recurrent-bias-after-multiplication", **kw
+        ),
+        id="gru-recurrent-bias",
+    ),
+    pytest.param(
+        lambda mode, **kw: dlf.lstmProjectedLayer(H, P_OUT, P_IN, OutputMode=mode, **PROJECTORS, **kw),
+        id="lstm-projected",
+    ),
+    pytest.param(
+        lambda mode, **kw: dlf.gruProjectedLayer(H, P_OUT, P_IN, OutputMode=mode, **PROJECTORS, **kw),
+        id="gru-projected",
+    ),
+]
+# "TBC" data is stored as a permuted view of the time-first tensor (dlarray's canonical order)
+FAST_FORMATS = [("CBT", (D, B, T)), ("TBC", (T, B, D)), ("CT", (D, T)), ("CB", (D, B))]
+
+
+@pytest.fixture
+def general_calls(monkeypatch):
+    """How many calls reached the general path (run_lstm / run_gru), per layer class."""
+    calls = []
+    for cls in (dlf.layers.LSTMLayer, dlf.layers.GRULayer):
+        general = cls.operation
+
+        def counted(*args, general=general, **kwargs):
+            calls.append(general)
+            return general(*args, **kwargs)
+
+        monkeypatch.setattr(cls, "operation", staticmethod(counted))
+    return calls
+
+
+def run_and_differentiate(layer, data, fmt, outputs):
+    """The layer's output format, and its output, its stored final states and the gradients of a
+    weighted sum of its outputs with respect to the data and every learnable."""
+    data = data.clone().requires_grad_()
+    result = layer(dlf.dlarray(data, fmt))
+    Y, *states = result if outputs else (result,)
+    weighting = torch.from_numpy(np.random.default_rng(41).standard_normal(tuple(Y.shape))).float()
+    loss = (dlf.stripdims(Y) * weighting).sum() + sum(dlf.stripdims(state).square().sum() for state in states)
+    leaves = [data, *(getattr(layer, name) for name in layer.learnables)]
+    values = (dlf.extractdata(Y), *(getattr(layer, name) for name in layer.State))
+    return dlf.dims(Y), (*values, *torch.autograd.grad(loss, leaves))
+
+
+@pytest.mark.parametrize("construct", FAST_LAYERS)
+@pytest.mark.parametrize("mode", ["sequence", "last"])
+@pytest.mark.parametrize(("fmt", "shape"), FAST_FORMATS)
+@pytest.mark.parametrize(
+    ("per_observation", "outputs"),
+    [(False, False), (True, False), (True, True)],
+    ids=["state-column", "state-per-observation", "state-outputs"],
+)
+def test_the_layers_own_path_equals_the_general_path(
+    construct, mode, fmt, shape, per_observation, outputs, general_calls
+):
+    fast = construct(mode, HasStateOutputs=outputs, BiasInitializer="narrow-normal")
+    fast(dlf.dlarray(torch.randn(shape), fmt))  # creates the learnables from the input
+    general = copy.deepcopy(fast)
+    batch = shape[fmt.index("B")] if "B" in fmt else 1
+    rows = fast.directions * H
+    for seed, name in enumerate(fast.State):
+        state = torch.from_numpy(
+            np.random.default_rng(seed).standard_normal((rows, batch if per_observation else 1))
+        )
+        setattr(fast, name, state.float())
+        setattr(general, name, state)  # float64: not the learnables' dtype, so the general path runs
+    data = torch.from_numpy(1.5 * np.random.default_rng(40).standard_normal(shape)).float()
+    del general_calls[:]
+    general_format, expected = run_and_differentiate(general, data, fmt, outputs)
+    assert len(general_calls) == 1
+    fast_format, got = run_and_differentiate(fast, data, fmt, outputs)
+    assert len(general_calls) == 1  # the fast layer's call did not reach it
+    time = "T" if mode == "sequence" and "T" in fmt else ""
+    assert fast_format == general_format == "C" + "B" * ("B" in fmt) + time
+    for fast_value, general_value in zip(got, expected, strict=True):
+        assert fast_value.dtype == torch.float32
+        torch.testing.assert_close(fast_value, general_value, rtol=0, atol=0)
+
+
+@pytest.mark.parametrize(
+    ("construct", "rows"),
+    [
+        pytest.param(lambda: dlf.lstmLayer(H, InputSize=D, Name="enc"), H, id="lstm"),
+        pytest.param(lambda: dlf.bilstmLayer(H, InputSize=D, Name="enc"), 2 * H, id="bilstm"),
+        pytest.param(lambda: dlf.gruLayer(H, InputSize=D, Name="enc"), H, id="gru"),
+        pytest.param(
+            lambda: dlf.lstmProjectedLayer(H, P_OUT, P_IN, InputSize=D, Name="enc", **PROJECTORS),
+            H,
+            id="projected",
+        ),
+    ],
+)
+def test_a_call_with_another_batch_size_than_the_stored_state_is_an_error(construct, rows):
+    """A call stores one state column per observation; the next call with another number of
+    observations raises the general path's error (the fast path leaves it that check)."""
+    layer = construct()
+    layer(dlf.dlarray(torch.randn(D, B, T), "CBT"))
+    assert tuple(layer.HiddenState.shape) == (rows, B)
+    cls = type(layer).__name__
+    with pytest.raises(DLFormatError, match=f"^{cls} 'enc' HiddenState must be {rows} × 1 or {rows} × 3 "):
+        layer(dlf.dlarray(torch.randn(D, 3, T), "CBT"))
+    layer.resetState()
+    assert tuple(layer(dlf.dlarray(torch.randn(D, 3, T), "CBT")).shape) == (rows, 3, T)
+
+
+@pytest.mark.parametrize(
+    ("construct", "name", "shape", "message"),
+    [
+        pytest.param(dlf.lstmLayer, "InputWeights", (16, D + 1), "InputWeights must have shape 16×3", id="lstm-W"),
+        pytest.param(dlf.lstmLayer, "RecurrentWeights", (16, H + 1), "RecurrentWeights must have shape 16×4", id="lstm-R"),
+        pytest.param(dlf.lstmLayer, "Bias", (16,), "Bias must have shape 16×1", id="lstm-b"),
+        pytest.param(dlf.bilstmLayer, "InputWeights", (16, D), "InputWeights must have shape 32×3", id="bilstm-W"),
+        pytest.param(dlf.gruLayer, "RecurrentWeights", (16, H), "RecurrentWeights must have shape 12×4", id="gru-R"),
+        pytest.param(dlf.gruLayer, "Bias", (24, 1), "Bias must have shape 12×1", id="gru-b"),
+    ],
+)  # fmt: skip
+def test_a_learnable_of_another_shape_is_refused_when_assigned(construct, name, shape, message):
+    """The fast path takes the learnables' shapes as assigned: assignment checks them."""
+    layer = construct(H, InputSize=D)
+    before = getattr(layer, name).detach().clone()
+    with pytest.raises(DLFormatError, match=message):
+        setattr(layer, name, torch.randn(shape))
+    torch.testing.assert_close(getattr(layer, name).detach(), before, rtol=0, atol=0)
+
+
+@pytest.mark.parametrize(
+    ("change", "reaches_general"),
+    [
+        pytest.param(lambda layer: None, False, id="own-tensors"),
+        pytest.param(lambda layer: setattr(layer, "Bias", layer.Bias.detach().double()), True, id="float64-bias"),
+        pytest.param(
+            lambda layer: setattr(layer, "HiddenState", layer.HiddenState.reshape(1, -1)), True, id="row-state"
+        ),
+    ],
+)  # fmt: skip
+def test_what_the_fast_path_leaves_to_the_general_path_gives_the_same_values(
+    change, reaches_general, general_calls
+):
+    """A learnable of another dtype, or a state assigned as a row, runs the general path (which
+    converts and reshapes them) with the same result as the layer's own tensors."""
+    reference = dlf.lstmLayer(H, InputSize=D, BiasInitializer="narrow-normal")
+    reference.HiddenState = torch.randn(H, 1)
+    layer = copy.deepcopy(reference)
+    change(layer)
+    X = dlf.dlarray(torch.randn(D, B, T), "CBT")
+    expected = reference(X)
+    del general_calls[:]
+    got = layer(X)
+    assert len(general_calls) == int(reaches_general)
+    torch.testing.assert_close(dlf.extractdata(got), dlf.extractdata(expected), rtol=0, atol=0)
+    for name in layer.State:
+        torch.testing.assert_close(getattr(layer, name), getattr(reference, name), rtol=0, atol=0)
