@@ -149,10 +149,7 @@ def adam_steps(
     correction = math.sqrt(1 - beta2**iteration) / (1 - beta1**iteration)
     torch._foreach_mul_(m, beta1)
     torch._foreach_add_(m, torch._foreach_mul(g, 1 - beta1))
-    squares = torch._foreach_mul(g, 1 - beta2)
-    torch._foreach_mul_(squares, g)
-    torch._foreach_mul_(v, beta2)
-    torch._foreach_add_(v, squares)
+    _average_squares(v, g, beta2)
     _descend(w, m, v, [scale * correction for scale in scales], eps)
 
 
@@ -166,11 +163,16 @@ def rmsprop_steps(
 ) -> None:
     """:func:`rmsprop_step` on lists of parameters, their gradients and squared averages, in place."""
     (v,) = states
+    _average_squares(v, g, beta2)
+    _descend(w, g, v, scales, eps)
+
+
+def _average_squares(v: list[torch.Tensor], g: list[torch.Tensor], beta2: float) -> None:
+    """``v ← β₂v + (1−β₂)g²`` for each parameter, in place (Adam's and RMSProp's)."""
     squares = torch._foreach_mul(g, 1 - beta2)
     torch._foreach_mul_(squares, g)
     torch._foreach_mul_(v, beta2)
     torch._foreach_add_(v, squares)
-    _descend(w, g, v, scales, eps)
 
 
 def _descend(
