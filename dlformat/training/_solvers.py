@@ -188,13 +188,25 @@ def _descend(
     torch._foreach_sub_(w, steps)
 
 
+# torch's in-place multi-tensor multiply by a number (``_foreach_mul_``) rounds the number to a
+# float16 or bfloat16 tensor's dtype first (momentum 0.9 becomes 0.8984375 in bfloat16; seen on
+# CPU, torch 2.13), where the per-parameter steps multiply at float precision: parameters of those
+# dtypes take stepped (tests/training/test_trainer.py compares trainnet's solver with the update
+# functions in each floating dtype)
+_EXACT_DTYPES = (torch.float32, torch.float64)
+
+
 def together(
     parameters: Sequence[torch.Tensor], gradients: Sequence[torch.Tensor], factors: Sequence[Scale]
 ) -> bool:
-    """Whether the ``_steps`` forms apply: every factor a number (not per-gate rows) and every
-    gradient of its parameter's dtype and device (otherwise :func:`stepped` converts each)."""
+    """Whether the ``_steps`` forms apply: every factor a number (not per-gate rows), every
+    parameter float32 or float64, and every gradient of its parameter's dtype and device
+    (otherwise :func:`stepped` converts each)."""
     return all(
-        not isinstance(factor, torch.Tensor) and g.dtype == p.dtype and g.device == p.device
+        not isinstance(factor, torch.Tensor)
+        and p.dtype in _EXACT_DTYPES
+        and g.dtype == p.dtype
+        and g.device == p.device
         for p, g, factor in zip(parameters, gradients, factors, strict=True)
     )
 

@@ -350,11 +350,15 @@ def test_the_all_parameter_steps_equal_the_per_parameter_steps_bit_for_bit(singl
         ([1.0, 0.5], torch.float32, True),
         ([1.0, torch.ones(4, 1)], torch.float32, False),  # per-gate rows: one parameter at a time
         ([1.0, 0.5], torch.float64, False),  # gradients of another dtype: converted per parameter
+        # float16 and bfloat16 parameters: _foreach_mul_ would round the decay factors to their dtype
+        ([1.0, 0.5], torch.float16, False),
+        ([1.0, 0.5], torch.bfloat16, False),
     ],
 )
 def test_the_all_parameter_form_applies_only_to_number_factors_and_matching_gradients(
     factors, grad_dtype, expected
 ):
-    parameters = [torch.zeros(4, 3), torch.zeros(4, 1)]
+    dtype = grad_dtype if grad_dtype in (torch.float16, torch.bfloat16) else torch.float32
+    parameters = [torch.zeros(4, 3, dtype=dtype), torch.zeros(4, 1, dtype=dtype)]
     grads = [torch.zeros(4, 3, dtype=grad_dtype), torch.zeros(4, 1, dtype=grad_dtype)]
     assert _solvers.together(parameters, grads, factors) is expected

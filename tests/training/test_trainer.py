@@ -4,6 +4,8 @@ best-validation network, reproducible shuffling, data layouts and errors."""
 
 from __future__ import annotations
 
+import copy
+
 import numpy as np
 import pytest
 import torch
@@ -518,3 +520,51 @@ def test_where_the_softmax_crossentropy_is_fused(last, loss, expected):
     net = _sequence_classifier(last() if last is not None else None)
     loss_fn = _NAMED_LOSSES[loss] if isinstance(loss, str) else loss
     assert _fused_outputs(net, loss_fn) == expected
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.float16, torch.bfloat16])
+@pytest.mark.parametrize("solver", ["sgdm", "adam", "rmsprop"])
+def test_trainnets_solver_steps_equal_the_update_functions_in_every_floating_dtype(solver, dtype):
+    """trainnet's solver (all parameters at once where it can) gives sgdmupdate's, adamupdate's and
+    rmspropupdate's values bit for bit over several steps, learn-rate factors applied, in each
+    floating dtype a network may have (torch's in-place multi-tensor multiply by a number rounds
+    the number to float16/bfloat16 first: momentum 0.9 became 0.8984375 in bfloat16)."""
+    from dlformat.training import _parameters
+    from dlformat.training._trainer import _Solver
+
+    torch.manual_seed(0)
+    layers = [
+        dlf.featureInputLayer(3),
+        dlf.fullyConnectedLayer(64, WeightLearnRateFactor=0.5),
+        dlf.fullyConnectedLayer(2),
+    ]
+    net = dlf.dlnetwork(layers).to(dtype)
+    reference = copy.deepcopy(net)
+    settings = {
+        "sgdm": {"Momentum": 0.9},
+        "adam": {"GradientDecayFactor": 0.9, "SquaredGradientDecayFactor": 0.99, "Epsilon": 1e-3},
+        "rmsprop": {"SquaredGradientDecayFactor": 0.99, "Epsilon": 1e-3},
+    }[solver]
+    options = dlf.trainingOptions(solver, **settings)
+    trainer = _Solver(options, net)
+    keys, parameters, _ = _parameters.network_rows(net)
+    generator = torch.Generator().manual_seed(1)
+    states: list = [[], []]  # the update functions' state tables ([] before the first call)
+    rate = 0.5
+    for iteration in range(1, 4):
+        grads = [torch.randn(p.shape, generator=generator).to(dtype) for p in parameters]
+        trainer.step(grads, rate, iteration)
+        table = _parameters.network_table(keys, grads)
+        if solver == "sgdm":
+            reference, states[0] = dlf.sgdmupdate(reference, table, states[0], rate, 0.9)
+        elif solver == "adam":
+            reference, *states = dlf.adamupdate(reference, table, *states, iteration, rate, 0.9, 0.99, 1e-3)
+        else:
+            reference, states[0] = dlf.rmspropupdate(reference, table, states[0], rate, 0.99, 1e-3)
+    for index, ((_, name, got), (_, _, expected)) in enumerate(
+        zip(net.Learnables, reference.Learnables, strict=True)
+    ):
+        assert got.dtype == dtype
+        assert torch.equal(got, expected), name
+        for kind, table in enumerate(state for state in states if len(state)):
+            assert torch.equal(trainer.states[index][kind], table.Value[index]), (name, kind)
