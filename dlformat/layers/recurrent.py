@@ -290,7 +290,7 @@ class RecurrentLayer(Layer):
     def _run(self, X: DLArray, states: tuple[Any, ...], labels: tuple[str, ...]) -> tuple[Any, ...]:
         options = self.__dict__.get("_layer_options")
         if options is not None:
-            result = self.layer_operation(X, states, *self._weights(), self._parameters["Bias"], **options)
+            result = self.layer_operation(X, states, *self._weights(), self.Bias, **options)
             if result is not None:
                 return result
         inputs = RecurrentInputs(

@@ -753,3 +753,25 @@ def test_what_the_fast_path_leaves_to_the_general_path_gives_the_same_values(
     torch.testing.assert_close(dlf.extractdata(got), dlf.extractdata(expected), rtol=0, atol=0)
     for name in layer.State:
         torch.testing.assert_close(getattr(layer, name), getattr(reference, name), rtol=0, atol=0)
+
+
+@pytest.mark.parametrize(
+    "make", [dlf.lstmLayer, dlf.bilstmLayer, dlf.gruLayer], ids=["lstm", "bilstm", "gru"]
+)
+@pytest.mark.parametrize("learnable", ["InputWeights", "RecurrentWeights", "Bias"])
+def test_a_torch_parametrization_of_a_learnable_is_what_the_layer_runs_on(make, learnable):
+    """torch.nn.utils.parametrize replaces a learnable by a computed property: the layer must read
+    it as an attribute (its own path included), giving what the computed value assigned gives."""
+    from torch.nn.utils import parametrize
+
+    class Doubled(torch.nn.Module):
+        def forward(self, value):
+            return 2 * value
+
+    torch.manual_seed(0)
+    layer = make(3, InputSize=4).double()
+    plain = copy.deepcopy(layer)
+    setattr(plain, learnable, 2 * getattr(layer, learnable).detach())
+    parametrize.register_parametrization(layer, learnable, Doubled())
+    X = dlf.dlarray(torch.randn(4, 2, 5, dtype=torch.float64), "CBT")
+    torch.testing.assert_close(layer(X)._data, plain(X)._data, rtol=0, atol=0)
