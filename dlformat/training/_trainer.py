@@ -479,6 +479,11 @@ def _train(
     count = len(X)
     if len(T) != count:
         raise DLFormatError(f"{caller}: X has {count} observations; the targets have {len(T)}")
+    if not net.Learnables:
+        raise DLFormatError(
+            f"{caller}: the network has no learnable parameters, so there is nothing to train; add a "
+            "layer with learnables (fullyConnectedLayer, convolution2dLayer, lstmLayer, ...)"
+        )
     if options.SolverName in FULL_BATCH:  # their own loops; imported here: they build on this module
         from ._lbfgs_training import train_lbfgs
         from ._lm_training import train_lm

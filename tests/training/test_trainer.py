@@ -568,3 +568,15 @@ def test_trainnets_solver_steps_equal_the_update_functions_in_every_floating_dty
         assert torch.equal(got, expected), name
         for kind, table in enumerate(state for state in states if len(state)):
             assert torch.equal(trainer.states[index][kind], table.Value[index]), (name, kind)
+
+
+@pytest.mark.parametrize("solver", ["sgdm", "lbfgs", "lm"])
+def test_a_network_without_learnables_is_refused_before_training(solver):
+    X, T = torch.randn(8, 3), torch.randn(8, 3)
+    limit = {"MaxEpochs": 1} if solver == "sgdm" else {"MaxIterations": 1}
+    options = dlf.trainingOptions(solver, Verbose=False, **limit)
+    with pytest.raises(DLFormatError, match="trainnet: the network has no learnable parameters"):
+        dlf.trainnet(X, T, [dlf.featureInputLayer(3), dlf.reluLayer()], "mse", options)
+    with pytest.raises(DLFormatError, match="trainNetwork: the network has no learnable parameters"):
+        dlf.trainNetwork(X, T, [dlf.featureInputLayer(3), dlf.reluLayer(), dlf.regressionLayer()],
+                         dlf.trainingOptions("sgdm", MaxEpochs=1, Verbose=False))  # fmt: skip
