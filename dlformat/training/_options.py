@@ -267,7 +267,7 @@ _OPTIONS: dict[str, tuple[Any, Check]] = {
     "InputDataFormats": ("auto", _formats),
     "TargetDataFormats": ("auto", _formats),
     "ResetInputNormalization": (True, _logical),
-    # "auto" keeps the moving statistics ("moving"); "population": one more pass after training
+    # "population": one more pass after training; "auto": that for trainNetwork, "moving" for trainnet
     "BatchNormalizationStatistics": ("auto", _choice("auto", "population", "moving")),
     "OutputNetwork": ("auto", _choice("auto", "last-iteration", "best-validation")),
     "Acceleration": ("auto", _choice("auto", "none")),

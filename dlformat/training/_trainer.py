@@ -623,10 +623,18 @@ def _train(
     return outcome
 
 
-def _set_batchnorm_statistics(net: DLNetwork, X: Data, options: TrainingOptions) -> None:
+def _set_batchnorm_statistics(
+    net: DLNetwork, X: Data, options: TrainingOptions, legacy: bool = False
+) -> None:
     """``BatchNormalizationStatistics="population"``: after training, batch normalization's
-    statistics from one more pass over the training data (full-batch for L-BFGS)."""
-    if options.BatchNormalizationStatistics != "population":
+    statistics from one more pass over the training data (full-batch for L-BFGS). ``"auto"`` is
+    ``"population"`` for ``trainNetwork`` (``legacy``), the default of the options object it was
+    written for (a MATLAB R2022b ``TrainingOptionsSGDM``'s saved class defaults), and ``"moving"``
+    for ``trainnet``."""
+    wanted = options.BatchNormalizationStatistics
+    if wanted == "auto":
+        wanted = "population" if legacy else "moving"
+    if wanted != "population":
         return
     batch_size = options.MiniBatchSize if options.SolverName not in FULL_BATCH else len(X)
     dtype = next((value.dtype for _, _, value in net.Learnables), torch.float32)
@@ -1069,7 +1077,7 @@ def trainNetwork(
     outcome = _train(
         "trainNetwork", net, Xc, Tc, validation, output.forwardLoss, options, (), metric, True, checkpoint
     )
-    _set_batchnorm_statistics(net, Xc, options)
+    _set_batchnorm_statistics(net, Xc, options, legacy=True)
     name = "Accuracy" if metric == "accuracy" else "RMSE"
     at = {r["Iteration"]: r for r in outcome.validations}
     fields: dict[str, Any] = {

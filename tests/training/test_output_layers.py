@@ -207,3 +207,38 @@ def test_undefined_pixels_name_no_class(undefined):
     net, info = dlf.trainNetwork(X, labels, _pixel_layers(dlf.pixelClassificationLayer()), _options())
     assert net.Layers[-1].Classes == ("bright", "dark")
     assert np.isfinite(info.TrainingLoss).all()
+
+
+def test_trainNetworks_info_has_the_fields_of_a_matlab_written_info_struct(networks):
+    """gender__trainedNetwork_1.mat holds `trainInfoStruct_1`, the info struct MATLAB's trainNetwork
+    returned for a classification network trained with validation: the same fields in the same
+    order, one value per iteration (validation NaN between validations, accuracy in percent)."""
+    from dlformat.io import loadmat
+
+    saved = loadmat(networks / "gender__trainedNetwork_1.mat", ["trainInfoStruct_1"])["trainInfoStruct_1"]
+    matlab_validated = ~np.isnan(np.asarray(saved["ValidationLoss"]).ravel())
+    assert matlab_validated[0] and not matlab_validated.all()  # the file's own pattern
+    torch.manual_seed(0)
+    X = torch.randn(40, 3)
+    Y = ["a" if value > 0 else "b" for value in X[:, 0]]
+    layers = [
+        dlf.featureInputLayer(3),
+        dlf.fullyConnectedLayer(2),
+        dlf.softmaxLayer(),
+        dlf.classificationLayer(),
+    ]
+    options = dlf.trainingOptions(
+        "sgdm", MaxEpochs=2, MiniBatchSize=10, Verbose=False, ValidationData=(X[:10], Y[:10]),
+        ValidationFrequency=3,
+    )  # fmt: skip
+    _, info = dlf.trainNetwork(X, Y, layers, options)
+    assert list(vars(info)) == list(saved)
+    iterations = np.asarray(saved["TrainingLoss"]).size  # 346 in the file, 8 here (2 epochs of 4)
+    for name in ("TrainingLoss", "TrainingAccuracy", "ValidationLoss", "ValidationAccuracy", "BaseLearnRate"):
+        assert np.asarray(saved[name]).size == iterations and np.asarray(getattr(info, name)).shape == (8,), (
+            name
+        )
+    validated = ~np.isnan(info.ValidationLoss)
+    np.testing.assert_array_equal(validated, [True, False, True, False, False, True, False, True])
+    accuracy = np.asarray(saved["TrainingAccuracy"]).ravel()
+    assert accuracy.max() > 1 and ((0 <= info.TrainingAccuracy) & (info.TrainingAccuracy <= 100)).all()

@@ -82,9 +82,12 @@ def test_a_network_without_batch_normalization_is_left_as_trained():
     np.testing.assert_array_equal(numpy_of(nets[0], "fc", "Weights"), numpy_of(nets[1], "fc", "Weights"))
 
 
-def test_trainNetwork_sets_population_statistics_too():
+@pytest.mark.parametrize("statistics", ["population", "auto"])
+def test_trainNetwork_sets_population_statistics_too_and_by_default(statistics):
+    """trainNetwork's "auto" is "population": the default of the options it was written for (the
+    R2022b TrainingOptionsSGDM class defaults saved in vikas_net.mat, see the next test)."""
     options = dlf.trainingOptions("sgdm", MaxEpochs=1, MiniBatchSize=3, Verbose=False,
-                                  BatchNormalizationStatistics="population")  # fmt: skip
+                                  BatchNormalizationStatistics=statistics)  # fmt: skip
     net, _ = dlf.trainNetwork(
         torch.tensor(X64), torch.tensor(T64), [*layers(), dlf.regressionLayer()], options
     )
@@ -96,3 +99,32 @@ def test_trainNetwork_sets_population_statistics_too():
 def test_the_option_is_checked():
     with pytest.raises(dlf.DLFormatError, match="BatchNormalizationStatistics"):
         dlf.trainingOptions("sgdm", BatchNormalizationStatistics="batch")
+
+
+def test_a_matlab_written_sgdm_options_object_has_dlformats_defaults(networks):
+    """vikas_net.mat (MATLAB R2022b) holds a TrainingOptionsSGDM object, saved with its class's
+    default property values: each is dlformat's default, except BatchNormalizationStatistics and
+    OutputNetwork, whose R2022b defaults ("population", "last-iteration") are what dlformat's
+    "auto" does for trainNetwork, the training function of that release."""
+    from dlformat.io import loadmat
+
+    saved = loadmat(networks / "vikas_net.mat", ["options"])["options"]
+    assert saved.classname == "nnet.cnn.TrainingOptionsSGDM"
+    ours = dlf.trainingOptions("sgdm")
+    release_specific = {"BatchNormalizationStatistics": "population", "OutputNetwork": "last-iteration"}
+    compared = 0
+    for name, value in saved.properties.items():
+        if name == "any":  # what the object's saveobj returned: the values the user set
+            continue
+        array = np.asarray(value)
+        matlab = (
+            None
+            if array.size == 0
+            else (array.item() if array.dtype != object and array.size == 1 else value)
+        )
+        if name in release_specific:
+            assert matlab == release_specific[name] and getattr(ours, name) == "auto", name
+        else:
+            assert getattr(ours, name) == matlab, name
+        compared += 1
+    assert compared == 29
