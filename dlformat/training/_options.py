@@ -400,13 +400,15 @@ def _shown(value: Any) -> str:
     return str(value)
 
 
-def trainingOptions(solverName: str, *pairs: Any, **options: Any) -> TrainingOptions:
+def trainingOptions(solverName: Any, *pairs: Any, **options: Any) -> TrainingOptions:
     """MATLAB's ``options = trainingOptions(solverName, Name=Value)``.
 
     ``solverName`` is ``"sgdm"``, ``"adam"``, ``"rmsprop"``, ``"lbfgs"`` (full-batch L-BFGS:
     ``MaxIterations``, ``LineSearchMethod``, ``GradientTolerance``, ... instead of the
     mini-batch and learning-rate options) or ``"lm"`` (full-batch Levenberg–Marquardt for
-    regression: ``MaxIterations``, ``InitialDampingFactor``, ``MaxDampingFactor``, ...).
+    regression: ``MaxIterations``, ``InitialDampingFactor``, ``MaxDampingFactor``, ...), or a
+    training options object MATLAB saved (``dlformat.io.loadmat(path)["options"]``: its solver
+    and values, the options given here replacing saved ones).
     Options take MATLAB's names (any case, or as ``'Name', value`` pairs) and defaults; see
     docs/training.md for each and for those not yet supported.
 
@@ -425,4 +427,9 @@ def trainingOptions(solverName: str, *pairs: Any, **options: Any) -> TrainingOpt
     for key in options:
         if any(key.lower() == name.lower() for name in given):
             raise DLFormatError(f"trainingOptions got option '{key}' twice")
+    if not isinstance(solverName, str):
+        from ._saved_options import is_saved_options, saved_options  # it builds on this module
+
+        if is_saved_options(solverName):
+            return saved_options(solverName, {**given, **options})
     return TrainingOptions(solverName, **given, **options)

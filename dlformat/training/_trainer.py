@@ -24,7 +24,7 @@ import functools
 import math
 import time
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import torch
@@ -35,6 +35,7 @@ from .._dlarray import DLArray, working_dtype
 from .._errors import DLFormatError
 from ..functional import crossentropy, huber, indexcrossentropy, l1loss, l2loss
 from ..functional._losses import softmax_crossentropy
+from ..io._mcos import MatlabObject
 from ..layers import Layer
 from ..layers.elementwise import SoftmaxLayer
 from ..layers.output import ClassificationLayer, OutputLayer, PixelClassificationLayer, RegressionLayer
@@ -59,6 +60,7 @@ from ._options import TrainingOptions
 from ._output_fcn import STOPPED
 from ._population import set_population_statistics
 from ._prefetch import prefetched
+from ._saved_options import is_saved_options, saved_options
 from ._schedules import Scheduler
 from ._solvers import (
     Scale,
@@ -708,6 +710,8 @@ def _validate_net(
 
 
 def _check_options(caller: str, options: object) -> TrainingOptions:
+    if is_saved_options(options):  # a MATLAB options object from a .mat file, as loadmat reads it
+        return saved_options(cast(MatlabObject, options), {})
     if not isinstance(options, TrainingOptions):
         raise DLFormatError(
             f"{caller}: options must come from dlf.trainingOptions; got {_validate.describe(options)}"
