@@ -13,7 +13,7 @@ Python value for them by name, which replaces the saved one.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeGuard
 
 import numpy as np
 
@@ -29,7 +29,7 @@ _NOT_OPTIONS = ("Version",)  # saveobj's own bookkeeping
 _ABSENT = object()  # MATLAB's [] for an option: its default
 
 
-def is_saved_options(value: object) -> bool:
+def is_saved_options(value: object) -> TypeGuard[MatlabObject]:
     """Whether ``value`` is a MATLAB training options object as ``loadmat`` reads it."""
     return isinstance(value, MatlabObject) and value.classname.startswith(_PREFIX)
 

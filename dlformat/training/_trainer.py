@@ -24,7 +24,7 @@ import functools
 import math
 import time
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any, cast
+from typing import Any
 
 import numpy as np
 import torch
@@ -35,7 +35,6 @@ from .._dlarray import DLArray, working_dtype
 from .._errors import DLFormatError
 from ..functional import crossentropy, huber, indexcrossentropy, l1loss, l2loss
 from ..functional._losses import softmax_crossentropy
-from ..io._mcos import MatlabObject
 from ..layers import Layer
 from ..layers.elementwise import SoftmaxLayer
 from ..layers.output import ClassificationLayer, OutputLayer, PixelClassificationLayer, RegressionLayer
@@ -711,7 +710,7 @@ def _validate_net(
 
 def _check_options(caller: str, options: object) -> TrainingOptions:
     if is_saved_options(options):  # a MATLAB options object from a .mat file, as loadmat reads it
-        return saved_options(cast(MatlabObject, options), {})
+        return saved_options(options, {})
     if not isinstance(options, TrainingOptions):
         raise DLFormatError(
             f"{caller}: options must come from dlf.trainingOptions; got {_validate.describe(options)}"
