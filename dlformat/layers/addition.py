@@ -155,7 +155,7 @@ class ConcatenationLayer(_JoiningLayer):
     and the same size in every other dimension. Inputs are named ``in1``, ``in2``, ...
 
     Args:
-        Dim: the concatenation dimension (positive integer).
+        Dim: the concatenation dimension (positive integer, or ``finddim``'s one-number result).
         NumInputs: number of inputs (integer >= 2).
         Name: the layer name.
 
@@ -167,8 +167,8 @@ class ConcatenationLayer(_JoiningLayer):
     """
 
     default_name = "concat"
-    Dim = Property(
-        _validate.positive_integer, positional=True, read_only=True, doc="Concatenation dimension."
+    Dim = Property(  # finddim's one-number result is taken too, as MATLAB's 1×1 is a scalar
+        _validate.dimension_number, positional=True, read_only=True, doc="Concatenation dimension."
     )
     NumInputs = _number_of_inputs()  # after Dim, as in MATLAB's concatenationLayer(dim, numInputs)
 
