@@ -53,6 +53,14 @@ class _CombinationLayer(Layer):
     def _check_properties(self) -> None:
         self._ports["in"] = _port_names("in", self.NumInputs)
 
+    def _display_groups(self) -> list[tuple[str, list[str]]]:
+        """MATLAB's display lists ``InputNames`` after ``NumInputs`` (the additionLayer page:
+        ``InputNames: {'in1'  'in2'}``; ``{1×1000000 cell}`` when the names do not fit a line)."""
+        groups = super()._display_groups()
+        heading, names = groups[0]
+        at = names.index("NumInputs") + 1
+        return [(heading, [*names[:at], "InputNames", *names[at:]]), *groups[1:]]
+
     def _inputs(self, inputs: tuple[DLArray, ...]) -> list[DLArray]:
         """The inputs, formatted, of one format, floating; errors name each input."""
         if len(inputs) != self.NumInputs:
