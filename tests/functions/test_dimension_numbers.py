@@ -167,6 +167,37 @@ def test_padsequences_takes_finddims_result():
     np.testing.assert_array_equal(padded.numpy(), expected)
 
 
+POINTS = DATA[0, 0, :3, :, 0]  # 3 components (C) x 5 points (B)
+
+
+def calculus(name, d):
+    """``name(u, x, d)`` of u = x.^2 (componentwise) on unformatted x, inside dlfeval."""
+
+    def model(x):
+        u = dlf.dlarray(dlf.stripdims(x) ** 2)
+        return getattr(dlf, name)(u, x, d)
+
+    return dlf.dlfeval(model, dlf.dlarray(torch.tensor(POINTS)))
+
+
+@pytest.mark.parametrize(
+    ("name", "reference"),
+    [
+        # jac(i, p, j) = du_i/dx_j at point p: 2 x_i when i == j; the x component appended last
+        ("dljacobian", lambda: np.stack([np.diag(2 * POINTS[:, p]) for p in range(POINTS.shape[1])], axis=1)),
+        ("dldivergence", lambda: (2 * POINTS).sum(0, keepdims=True)),
+        ("dllaplacian", lambda: np.full_like(POINTS, 2.0)),
+    ],
+)
+def test_the_derivative_functions_take_finddims_result(name, reference):
+    """MATLAB's physics-informed code reads the component dimension of the formatted data, then
+    strips the labels: finddim's number is dljacobian's dim."""
+    channel = dlf.finddim(dlf.dlarray(torch.tensor(POINTS), "CB"), "C")
+    assert channel == (1,)
+    result = dlf.extractdata(calculus(name, channel)).numpy()
+    np.testing.assert_allclose(result, reference(), rtol=1e-12, atol=1e-12)
+
+
 ONE_DIMENSION = {
     "cat": lambda d: dlf.cat(d, X(), X()),
     "cat unformatted": lambda d: dlf.cat(d, dlf.stripdims(X()), dlf.stripdims(X())),
@@ -184,6 +215,7 @@ ONE_DIMENSION = {
     "scores2label": lambda d: dlf.scores2label(torch.tensor(SCORES), CLASSES, d),
     "padsequences": lambda d: dlf.padsequences([torch.ones(2, 3)], d),
     "concatenationLayer": lambda d: dlf.concatenationLayer(d, 2),
+    "dljacobian": lambda d: calculus("dljacobian", d),
 }
 
 
