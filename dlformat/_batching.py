@@ -128,7 +128,7 @@ def padsequences(
             "padsequences: X must be a non-empty list of sequences (MATLAB's cell array); "
             f"got {_validate.describe(X)}"
         )
-    dim = _validate.positive_integer("padsequences: paddingDim", paddingDim) - 1
+    dim = _validate.dimension_number("padsequences: paddingDim", paddingDim) - 1
     direction = _validate.choice("padsequences: Direction", Direction, DIRECTIONS)
     value = _validate.real("padsequences: PaddingValue", PaddingValue)
     sequences = [_as_matlab_array(value, index) for index, value in enumerate(X)]

@@ -9,7 +9,14 @@ import torch
 
 from . import _validate
 
-__all__ = ["Table", "learnables_summary", "text_table"]
+__all__ = ["Table", "cell", "learnables_summary", "text_table"]
+
+# The characters a cell array's contents may take on its display line. MATLAB shows an array held
+# in a property on one line, in the width the display leaves it, and falls back to its size and
+# class ("{1×1000000 cell}") when its contents do not fit (MathWorks' "Custom Compact Display
+# Interface" page; the struct page shows a fitting cell as {'A'  'B'  'C'}); the width depends
+# on MATLAB's window, so dlformat fixes one (docs/networks.md, "Display").
+CELL_WIDTH = 80
 
 
 def text_table(
@@ -31,6 +38,27 @@ def show(value: Any) -> str:
     if isinstance(value, torch.Tensor):
         return f"{_validate.matlab_size(tuple(value.shape))} {str(value.dtype).removeprefix('torch.')}"
     return str(value)
+
+
+def cell(items: Sequence[Any]) -> str:
+    """MATLAB's one-line display of a row cell array held in a property: ``{'in1'  'in2'}`` when
+    its character vectors fit in :data:`CELL_WIDTH` characters, else its size and class,
+    ``{1×1000000 cell}`` (reading no more items than fit, so a huge cell costs nothing); ``{}``
+    when empty. Anything but text is shown by size and class, as MATLAB shows ``{X, T}``."""
+    if not items:
+        return "{}"
+    shown: list[str] = []
+    width = 2  # the braces
+    for item in items:
+        if not isinstance(item, str):
+            break
+        shown.append(f"'{item}'")
+        width += len(shown[-1]) + (2 if len(shown) > 1 else 0)
+        if width > CELL_WIDTH:
+            break
+    else:
+        return "{" + "  ".join(shown) + "}"
+    return f"{{1×{len(items)} cell}}"
 
 
 def learnables_summary(layer: Any) -> tuple[str, int]:

@@ -787,10 +787,22 @@ def dims(X: DLArray) -> str:
 
 
 def finddim(X: DLArray, label: str) -> tuple[int, ...]:
-    """The 0-based positions of ``label`` in ``X``'s format; ``()`` when absent."""
+    """MATLAB's ``finddim``: the dimension numbers of ``label`` in ``X``'s format, counted from 1 as
+    MATLAB counts them; ``()`` (MATLAB's empty result) when the format lacks it or ``X`` is unformatted.
+
+    The numbers go straight into MATLAB's functions that take dimensions (``dlf.mean(X,
+    dlf.finddim(X, "T"))``, ``dlf.size(X, dlf.finddim(X, "S"))``); a one-number result counts as
+    MATLAB's scalar there. Source: MathWorks' finddim page ("returned as a vector of positive
+    integers"; ``finddim(X, "S")`` of an ``"SSCBT"`` array is ``[1 2]``).
+
+    Examples:
+        >>> X = dlarray(torch.randn(5, 4, 3, 2), "TSSU")  # stored "SSTU"
+        >>> finddim(X, "T"), finddim(X, "S"), finddim(X, "B")
+        ((3,), (1, 2), ())
+    """
     fmt = _require_dlarray("finddim", X)._fmt
     label = _format.check_label(label)
-    return tuple(index for index, have in enumerate(fmt) if have == label)
+    return tuple(number for number, have in enumerate(fmt, start=1) if have == label)
 
 
 def stripdims(X: DLArray, fmt: str | None = None) -> torch.Tensor:

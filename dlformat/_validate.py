@@ -91,6 +91,27 @@ def nonnegative_integer(name: str, value: object) -> int:
     return integer(name, value, minimum=0)
 
 
+ABSENT_LABEL = "finddim returns () for a label the array lacks"  # why a dimension list may be empty
+
+
+def dimension_number(name: str, value: object) -> int:
+    """One MATLAB dimension number (from 1): a positive integer, or a sequence holding one, as
+    ``finddim`` returns it for a label found once (MATLAB's 1×1 result is a scalar)."""
+    if isinstance(value, (np.ndarray, torch.Tensor)) and value.ndim > 0:
+        items: list[object] = value.reshape(-1).tolist()
+    elif isinstance(value, (list, tuple)):
+        items = list(value)
+    else:
+        return integer(name, value, minimum=1)
+    if len(items) != 1:
+        absent = f" ({ABSENT_LABEL})" if not items else ""
+        raise DLFormatError(
+            f"{name} must be one dimension number (a positive integer, counted from 1 as in MATLAB); "
+            f"got {describe(value)}, which holds {len(items)}{absent}"
+        )
+    return integer(name, items[0], minimum=1)
+
+
 def factor(name: str, value: object) -> float:
     """A finite real scalar ``>= 0``, as MATLAB's learn-rate and L2 factors are."""
     number = _real_scalar(value)

@@ -36,8 +36,8 @@ def test_spec_example_tssu():
     X = dlf.dlarray(torch.randn(5, 4, 3, 2), "TSSU")
     assert dlf.dims(X) == "SSTU"
     assert tuple(X.shape) == (4, 3, 5, 2)
-    assert dlf.finddim(X, "T") == (2,)
-    assert dlf.finddim(X, "S") == (0, 1)
+    assert dlf.finddim(X, "T") == (3,)  # MATLAB's finddim page: dimT = 3, dimS = [1 2], dimB empty
+    assert dlf.finddim(X, "S") == (1, 2)
     assert dlf.finddim(X, "B") == ()
 
 

@@ -46,7 +46,8 @@ def test_dlarray_matches_the_rules_on_any_format(case):
     assert dlf.dims(X) == expected_fmt
     np.testing.assert_array_equal(dlf.stripdims(X).numpy(), expected)
     for label in "SCBTU":
-        assert dlf.finddim(X, label) == tuple(i for i, have in enumerate(expected_fmt) if have == label)
+        # MATLAB's dimension numbers, from 1
+        assert dlf.finddim(X, label) == tuple(i + 1 for i, have in enumerate(expected_fmt) if have == label)
 
 
 @settings(max_examples=100, deadline=None)

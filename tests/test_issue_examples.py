@@ -17,8 +17,8 @@ def test_the_dlarray_functions_and_custom_training_loop_example():
     x = dlf.stripdims(X)
     torch.testing.assert_close(dlf.stripdims(Y), torch.exp(x) * (x > 0) + x**2)
     torch.testing.assert_close(dlf.stripdims(S), x.sum(2, keepdim=True))
-    (position,) = dlf.finddim(X, "T")  # finddim is 0-based; MATLAB's dimension numbers start at 1
-    torch.testing.assert_close(dlf.stripdims(dlf.sum(X, position + 1)), dlf.stripdims(S))
+    # finddim gives MATLAB's 1-based numbers, as every function taking a dimension does
+    torch.testing.assert_close(dlf.stripdims(dlf.sum(X, dlf.finddim(X, "T"))), dlf.stripdims(S))
     net = dlf.dlnetwork([dlf.sequenceInputLayer(8), dlf.fullyConnectedLayer(3), dlf.softmaxLayer()])
     T = dlf.dlarray(
         torch.nn.functional.one_hot(torch.randint(0, 3, (4, 10)), 3).permute(2, 0, 1).float(), "CBT"

@@ -37,5 +37,5 @@ def test_the_documentation_example_port_runs_and_adds_word_and_position_embeddin
 def test_the_formatted_array_snippet_matches_its_comments():
     X = dlf.dlarray(torch.randn(3, 4, 5), "TCB")
     assert repr(X).startswith("4(C) × 5(B) × 3(T) dlarray")
-    assert dlf.dims(X) == "CBT" and dlf.finddim(X, "T") == (2,)
+    assert dlf.dims(X) == "CBT" and dlf.finddim(X, "T") == (3,)
     assert tuple(dlf.dlarray(torch.randn(6, 2), "CBT").shape) == (6, 2, 1)

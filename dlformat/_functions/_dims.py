@@ -3,9 +3,10 @@
 MATLAB numbers dimensions from 1, and so do dlformat's MATLAB functions: ``dlf.sum(X, 3)`` is
 MATLAB's ``sum(X, 3)``, the third dimension in the stored (canonical) order, which is MATLAB's
 order too. A label names the dimensions it labels: ``dlf.sum(X, "T")`` is MATLAB's
-``sum(X, finddim(X, "T"))``, and ``"S"`` names every spatial dimension. Python's own indexing,
-``X[...]``, stays 0-based, as does ``dlf.finddim`` (docs/formats.md); ``finddim`` positions plus one
-are MATLAB's dimension numbers.
+``sum(X, finddim(X, "T"))``, and ``"S"`` names every spatial dimension. ``dlf.finddim`` returns
+MATLAB's numbers too, so its result goes into every function that takes a dimension; a one-number
+result (a label found once) counts as a scalar, as MATLAB's 1×1 does, and an empty one (a label the
+array lacks) is an error. Only Python's own indexing, ``X[...]`` and ``X.shape[...]``, is 0-based.
 """
 
 from __future__ import annotations
@@ -17,11 +18,11 @@ from typing import Any
 import numpy as np
 import torch
 
-from .. import _format
+from .. import _format, _validate
 from .._errors import DLFormatError
 from .._tracing import cached_plan
 
-__all__ = ["dimension", "first_nonsingleton", "positions"]
+__all__ = ["dimension", "first_nonsingleton", "positions", "single_number"]
 
 
 def _describe(value: object) -> str:
@@ -55,6 +56,16 @@ def _number(value: object) -> int | None:
         if math.isfinite(number) and number == int(number):
             return int(number)
     return None
+
+
+def single_number(value: object) -> int | None:
+    """The integer of a number, or of a sequence holding one number (``finddim``'s result for a label
+    found once: MATLAB's 1×1 is a scalar); else None."""
+    if isinstance(value, (list, tuple)) and len(value) == 1:
+        value = value[0]
+    elif isinstance(value, (np.ndarray, torch.Tensor)) and value.ndim > 0 and math.prod(value.shape) == 1:
+        value = value.reshape(-1).tolist()[0]
+    return _number(value)
 
 
 @cached_plan(1024)
@@ -107,6 +118,11 @@ def positions(caller: str, fmt: str, ndim: int, dim: Any, *, all_: bool = True) 
                     if value is not None
                 }
                 return tuple(sorted(checked))
+        if isinstance(values, list) and not values:
+            raise DLFormatError(
+                f"{caller}: the dimension list is empty, so it names no dimension "
+                f"({_validate.ABSENT_LABEL}); give {_allowed(fmt, ndim, all_)}"
+            )
     raise DLFormatError(
         f"{caller}: dimension {_describe(dim)} is not allowed; give {_allowed(fmt, ndim, all_)}"
     )

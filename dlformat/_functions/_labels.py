@@ -102,7 +102,7 @@ def onehotencode(
         ClassNames = A
     classes = _classes(caller, ClassNames)
     dtype = _NUMERIC_TYPES[_validate.choice(f"{caller}: typename", typename, tuple(_NUMERIC_TYPES))]
-    dim = _validate.positive_integer(f"{caller}: featureDim", featureDim) - 1
+    dim = _validate.dimension_number(f"{caller}: featureDim", featureDim) - 1
     codes = _codes(A, classes)
     if codes.ndim <= 1:
         if dim > codes.ndim:
@@ -163,7 +163,7 @@ def onehotdecode(B: Any, classes: Any, featureDim: int, typename: str = "categor
     data = (
         B._data if isinstance(B, DLArray) else torch.as_tensor(np.asarray(B) if not torch.is_tensor(B) else B)
     )
-    dim = _validate.positive_integer(f"{caller}: featureDim", featureDim) - 1
+    dim = _validate.dimension_number(f"{caller}: featureDim", featureDim) - 1
     if dim >= data.ndim or data.shape[dim] != len(names):
         raise DLFormatError(
             f"{caller}: dimension {dim + 1} of B (size {_validate.matlab_size(tuple(data.shape))}) must "
@@ -219,7 +219,7 @@ def scores2label(scores: Any, classNames: Any, dim: int | str = "auto") -> tuple
 
 def _channel(caller: str, data: torch.Tensor, count: int, dim: object) -> int:
     if not (isinstance(dim, str) and dim.lower() == "auto"):
-        axis = _validate.positive_integer(f"{caller}: dim", dim) - 1
+        axis = _validate.dimension_number(f"{caller}: dim", dim) - 1
         if axis >= data.ndim:
             raise DLFormatError(f"{caller}: dim {axis + 1} is past the {data.ndim} dimensions of the scores")
         return axis

@@ -83,10 +83,11 @@ def cat(dim: Any, *arrays: Any) -> DLArray:
     if fmt:
         position = _dims.dimension("cat", fmt, ndim, dim)
     else:
-        number = _dims._number(dim)
+        number = _dims.single_number(dim)
         if number is None or number < 1:
+            absent = f" ({_validate.ABSENT_LABEL})" if isinstance(dim, (list, tuple)) and not dim else ""
             raise DLFormatError(
-                f"cat: dimension {_describe(dim)} is not allowed; give a dimension number from 1 (an "
+                f"cat: dimension {_describe(dim)} is not allowed{absent}; give a dimension number from 1 (an "
                 "unformatted array has no labels)"
             )
         position = number - 1
@@ -423,7 +424,9 @@ def size(X: Any, dim: Any = None) -> Any:
 
     ``size(X)`` is a tuple with one entry per dimension (per label of a formatted dlarray, singletons
     included), at least two as in MATLAB. ``size(X, d)`` is an int: dimension ``d`` counted from 1 (1
-    beyond the last, as in MATLAB), or a label (a tuple for several ``S``); a list gives a tuple.
+    beyond the last, as in MATLAB), or a label (a tuple for several ``S``); a list of several numbers
+    gives a tuple, a list of one an int (MATLAB's ``[3]`` is the scalar 3), so
+    ``size(X, finddim(X, "S"))`` is MATLAB's, as on MathWorks' finddim page.
     """
     X = as_dlarray(X)
     shape = tuple(X._data.shape)
@@ -433,17 +436,17 @@ def size(X: Any, dim: Any = None) -> Any:
         found = _dims.positions("size", X._fmt, len(shape), dim, all_=False)
         sizes = tuple(shape[position] for position in found)
         return sizes[0] if len(sizes) == 1 and X._fmt.count(dim) == 1 else sizes
-    numbers = (
-        [dim] if _dims._number(dim) is not None else list(dim) if isinstance(dim, (list, tuple)) else None
-    )
-    checked = [_dims._number(value) for value in numbers] if numbers is not None else None
+    single = _dims.single_number(dim)
+    numbers = [single] if single is not None else list(dim) if isinstance(dim, (list, tuple)) else None
+    checked = [_dims._number(value) for value in numbers] if numbers else None
     if checked is None or any(value is None or value < 1 for value in checked):
+        absent = f" ({_validate.ABSENT_LABEL})" if numbers == [] else ""
         raise DLFormatError(
-            f"size: dimension {_describe(dim)} is not allowed; give a dimension number from 1, a list of "
-            "them, or a label"
+            f"size: dimension {_describe(dim)} is not allowed{absent}; give a dimension number from 1, a "
+            "list of them, or a label"
         )
     sizes = tuple(shape[value - 1] if value is not None and value <= len(shape) else 1 for value in checked)
-    return sizes[0] if _dims._number(dim) is not None else sizes
+    return sizes[0] if single is not None else sizes
 
 
 def numel(X: Any) -> int:

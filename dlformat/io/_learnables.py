@@ -80,20 +80,30 @@ def save_learnables(module: Any, path: str | os.PathLike[str], version: str = "7
     rows = [(name, parameter) for name, layer in layers.items() for parameter in layer.learnables]
     if not rows:
         raise DLFormatError("the module holds no named dlformat layer with learnable parameters")
-    variables: dict[str, Any] = _cells(layers, rows)
+    variables: dict[str, Any] = _cells(layers, rows, "learnable")
     state_rows = [(name, parameter) for name, layer in layers.items() for parameter in layer.State]
     if state_rows:
-        variables["State"] = _cells(layers, state_rows)
+        variables["State"] = _cells(layers, state_rows, "state parameter")
     savemat(path, variables, version=version)
 
 
-def _cells(layers: dict[str, Layer], rows: list[tuple[str, str]]) -> dict[str, np.ndarray]:
-    """A table's Layer, Parameter and Value columns as N×1 cell arrays."""
+def _cells(layers: dict[str, Layer], rows: list[tuple[str, str]], kind: str) -> dict[str, np.ndarray]:
+    """A table's Layer, Parameter and Value columns as N×1 cell arrays. A value with no data to
+    save is refused here, where its layer and parameter are known (savemat would name only the
+    table cell, ``Value{1}``)."""
     columns = {column: np.empty((len(rows), 1), dtype=object) for column in COLUMNS}
     for index, (name, parameter) in enumerate(rows):
+        value = getattr(layers[name], parameter).detach()
+        if value.is_meta:
+            raise DLFormatError(
+                f"save_learnables: {kind} {parameter!r} of layer {name!r} is on the meta device, which "
+                "holds no values to save (a network built under torch.device('meta')); give it values on "
+                'a real device first, e.g. net.to_empty(device="cpu") then dlformat.io.load_learnables(net, '
+                "path), and save again"
+            )
         columns["Layer"][index, 0] = name
         columns["Parameter"][index, 0] = parameter
-        columns["Value"][index, 0] = getattr(layers[name], parameter).detach()
+        columns["Value"][index, 0] = value
     return columns
 
 

@@ -30,6 +30,7 @@ import torch
 from torch import nn
 
 from .. import _options, _validate
+from .._display import cell
 from .._dlarray import DLArray
 from .._errors import DLFormatError
 from . import _initializers
@@ -744,6 +745,8 @@ class Layer(nn.Module, metaclass=_LayerType):
             return f"@{getattr(value, '__name__', type(value).__name__)}"
         if _is_number_vector(value):  # a size, a stride, per-gate factors: MATLAB's row vector
             return "[" + " ".join(_shown_number(item) for item in value) + "]"
+        if isinstance(value, tuple) and value and isinstance(value[0], str):  # names: a cell array
+            return cell(value)
         return _shown_number(value) if isinstance(value, float) else str(value)
 
     def __repr__(self) -> str:

@@ -53,6 +53,14 @@ class _CombinationLayer(Layer):
     def _check_properties(self) -> None:
         self._ports["in"] = _port_names("in", self.NumInputs)
 
+    def _display_groups(self) -> list[tuple[str, list[str]]]:
+        """MATLAB's display lists ``InputNames`` after ``NumInputs`` (the additionLayer page:
+        ``InputNames: {'in1'  'in2'}``; ``{1×1000000 cell}`` when the names do not fit a line)."""
+        groups = super()._display_groups()
+        heading, names = groups[0]
+        at = names.index("NumInputs") + 1
+        return [(heading, [*names[:at], "InputNames", *names[at:]]), *groups[1:]]
+
     def _inputs(self, inputs: tuple[DLArray, ...]) -> list[DLArray]:
         """The inputs, formatted, of one format, floating; errors name each input."""
         if len(inputs) != self.NumInputs:
@@ -155,7 +163,7 @@ class ConcatenationLayer(_JoiningLayer):
     and the same size in every other dimension. Inputs are named ``in1``, ``in2``, ...
 
     Args:
-        Dim: the concatenation dimension (positive integer).
+        Dim: the concatenation dimension (positive integer, or ``finddim``'s one-number result).
         NumInputs: number of inputs (integer >= 2).
         Name: the layer name.
 
@@ -167,8 +175,8 @@ class ConcatenationLayer(_JoiningLayer):
     """
 
     default_name = "concat"
-    Dim = Property(
-        _validate.positive_integer, positional=True, read_only=True, doc="Concatenation dimension."
+    Dim = Property(  # finddim's one-number result is taken too, as MATLAB's 1×1 is a scalar
+        _validate.dimension_number, positional=True, read_only=True, doc="Concatenation dimension."
     )
     NumInputs = _number_of_inputs()  # after Dim, as in MATLAB's concatenationLayer(dim, numInputs)
 

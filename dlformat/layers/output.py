@@ -120,7 +120,7 @@ class ClassificationLayer(OutputLayer):
     Examples:
         >>> class SSELayer(dlf.ClassificationLayer):
         ...     def forwardLoss(self, Y, T):  # sum of squares per observation, then their mean
-        ...         return dlf.sum((Y - T) ** 2, "all") / Y.shape[dlf.finddim(Y, "B")[0]]
+        ...         return dlf.sum((Y - T) ** 2, "all") / dlf.size(Y, dlf.finddim(Y, "B"))
         >>> layer = SSELayer(Name="sse")
         >>> Y = dlf.dlarray(torch.tensor([[0.8, 0.4], [0.2, 0.6]]), "CB")
         >>> T = dlf.dlarray(torch.tensor([[1.0, 0.0], [0.0, 1.0]]), "CB")
@@ -261,7 +261,7 @@ class RegressionLayer(OutputLayer):
     Examples:
         >>> class MAELayer(dlf.RegressionLayer):
         ...     def forwardLoss(self, Y, T):  # mean over the responses, then over the observations
-        ...         responses = Y.shape[dlf.finddim(Y, "C")[0]]
+        ...         responses = dlf.size(Y, dlf.finddim(Y, "C"))
         ...         return dlf.mean(dlf.sum(abs(Y - T), 1) / responses, "all")
         >>> Y = dlf.dlarray(torch.tensor([[1.0, 3.0], [2.0, 0.0]]), "CB")
         >>> float(dlf.extractdata(MAELayer().forwardLoss(Y, torch.zeros(2, 2))))  # (3/2 + 3/2) / 2

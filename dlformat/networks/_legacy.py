@@ -19,7 +19,7 @@ import numpy as np
 import torch
 
 from .. import _validate
-from .._display import Table
+from .._display import Table, cell
 from .._dlarray import DLArray
 from .._errors import DLFormatError
 from ..layers import Layer
@@ -96,8 +96,8 @@ class LayerGraph(LayerGraphBase):
             [
                 ("Layers", f"[{len(self.layers)}×1 nnet.cnn.layer.Layer]"),
                 ("Connections", f"[{len(self._links)}×2 table]"),
-                ("InputNames", _cell(self.InputNames)),
-                ("OutputNames", _cell(self.OutputNames)),
+                ("InputNames", cell(self.InputNames)),
+                ("OutputNames", cell(self.OutputNames)),
             ],
         )
 
@@ -257,7 +257,7 @@ class LegacyNetwork:
         rows = [("Layers", f"[{len(self._graph.layers)}×1 nnet.cnn.layer.Layer]")]
         if isinstance(self, DAGNetwork):
             rows.append(("Connections", f"[{len(self._graph._links)}×2 table]"))
-        rows += [("InputNames", _cell(self.InputNames)), ("OutputNames", _cell(self.OutputNames))]
+        rows += [("InputNames", cell(self.InputNames)), ("OutputNames", cell(self.OutputNames))]
         return _display(self.matlab_class, rows)
 
 
@@ -355,11 +355,6 @@ def _layer_order(graph: LayerGraphBase) -> list[str]:
         order.append(ready)
         remaining.remove(ready)
     return order
-
-
-def _cell(names: Sequence[str]) -> str:
-    """MATLAB's display of a cell array of names: ``{'in'}``, ``{'a'  'b'}``, ``{}``."""
-    return "{" + "  ".join(f"'{name}'" for name in names) + "}" if names else "{}"
 
 
 def _display(title: str, rows: list[tuple[str, str]]) -> str:

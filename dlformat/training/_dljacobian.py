@@ -58,7 +58,7 @@ def _operands(
     u_data = _traced_data(caller, "u", u)
     x_data = _traced_data(caller, "x", x)
     ndims = max(u_data.dim(), x_data.dim(), 2)
-    operation = _validate.positive_integer(f"{caller} dim", dim)
+    operation = _validate.dimension_number(f"{caller} dim", dim)  # finddim's one number too
     if operation > ndims:
         raise DLFormatError(f"{caller} dim must be at most {ndims} (the number of dimensions); got {dim}")
     # MATLAB's trailing singleton dimensions, so that a 1-by-N array matches an N-element vector

@@ -24,6 +24,7 @@ import numpy as np
 import torch
 
 from .. import _validate
+from .._display import cell
 from .._errors import DLFormatError
 from ._lbfgs import LBFGS_EXCLUDED, LBFGS_OPTIONS
 from ._lm import LM_EXCLUDED, LM_OPTIONS
@@ -386,9 +387,7 @@ def _shown(value: Any) -> str:
             return "[]"
         if all(isinstance(item, float) for item in value):  # WorkerLoad: a numeric row vector
             return "[" + " ".join(f"{item:g}" for item in value) + "]"
-        if all(isinstance(item, str) for item in value):
-            return "{" + "  ".join(_shown(item) for item in value) + "}"
-        return f"{{1×{len(value)} cell}}"  # ValidationData: MATLAB's {X, T}
+        return cell(value)  # names as {'a'  'b'}; ValidationData, MATLAB's {X, T}, as {1×2 cell}
     if isinstance(value, LearnRateSchedule):
         return f"[1×1 {type(value).__name__}]"
     if is_source(value):  # ValidationData

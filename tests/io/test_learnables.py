@@ -256,3 +256,55 @@ def test_a_series_network_saves_and_loads_as_it_is(tmp_path):
 def test_something_that_holds_no_layers_is_named(tmp_path):
     with pytest.raises(DLFormatError, match=r"expected a network, layer or torch module .*; got int"):
         save_learnables(3, tmp_path / "l.mat")
+
+
+def meta_network():
+    with torch.device("meta"):
+        return dlf.dlnetwork(
+            [
+                dlf.featureInputLayer(4),
+                dlf.fullyConnectedLayer(3, Name="fc"),
+                dlf.batchNormalizationLayer(Name="bn"),
+            ]
+        )
+
+
+@pytest.mark.parametrize(
+    ("spoil", "message"),
+    [
+        (lambda net: None, r"^save_learnables: learnable 'Weights' of layer 'fc' is on the meta device"),
+        (  # the learnables have values, a state parameter has none
+            lambda net: [
+                net.to_empty(device="cpu"),
+                net.Layers[2].register_buffer("TrainedMean", torch.zeros(3, 1, device="meta")),
+            ],
+            r"^save_learnables: state parameter 'TrainedMean' of layer 'bn' is on the meta device",
+        ),
+    ],
+)
+def test_a_value_on_the_meta_device_is_named_by_its_layer_and_parameter(tmp_path, spoil, message):
+    """Issue 23, item 10: the error named the table cell (Value{1}), not what holds no values."""
+    net = meta_network()
+    spoil(net)
+    with pytest.raises(DLFormatError, match=message) as error:
+        save_learnables(net, tmp_path / "learnables.mat")
+    assert "Value{" not in str(error.value) and 'net.to_empty(device="cpu")' in str(error.value)
+    assert not (tmp_path / "learnables.mat").exists()
+
+
+def test_a_meta_network_given_values_as_the_message_says_saves(tmp_path):
+    real = dlf.dlnetwork(
+        [
+            dlf.featureInputLayer(4),
+            dlf.fullyConnectedLayer(3, Name="fc"),
+            dlf.batchNormalizationLayer(Name="bn"),
+        ]
+    )
+    save_learnables(real, tmp_path / "real.mat")
+    net = meta_network()
+    net.to_empty(device="cpu")
+    assert load_learnables(net, tmp_path / "real.mat") == ([], [])
+    save_learnables(net, tmp_path / "again.mat")
+    saved, again = loadmat(tmp_path / "real.mat"), loadmat(tmp_path / "again.mat")
+    for one, other in zip(saved["Value"].ravel(), again["Value"].ravel(), strict=True):
+        np.testing.assert_array_equal(one, other)

@@ -121,7 +121,7 @@ class MAELayer(dlf.RegressionLayer):
         self.Description = "Mean absolute error"
 
     def forwardLoss(self, Y, T):
-        responses = Y.shape[dlf.finddim(Y, "C")[0]]
+        responses = dlf.size(Y, dlf.finddim(Y, "C"))
         return dlf.mean(dlf.sum(abs(Y - T), 1) / responses, "all")
 
     def backwardLoss(self, Y, T):  # never called: autograd differentiates forwardLoss
@@ -133,7 +133,7 @@ class SSELayer(dlf.ClassificationLayer):
     the mean over the observations."""
 
     def forwardLoss(self, Y, T):
-        return dlf.sum((Y - T) ** 2, "all") / Y.shape[dlf.finddim(Y, "B")[0]]
+        return dlf.sum((Y - T) ** 2, "all") / dlf.size(Y, dlf.finddim(Y, "B"))
 
 
 FC_W = np.array([[0.5, -0.3, 0.2], [0.1, 0.4, -0.6]])
