@@ -555,6 +555,15 @@ def _indexing(layer: SavedLayer) -> Any:
     )
 
 
+@_maps("InputLayer")
+def _input_layer(layer: SavedLayer) -> Any:
+    # no MATLAB-written file saves one here: the fields read are the public properties (the form
+    # of the R2023b layers saved without saveobj, Indexing1DLayer's); another form fails naming them
+    sizes = [size if np.isnan(size) else int(size) for size in _numbers(layer, "InputSize")]
+    fmt = "" if np.asarray(_field(layer, "InputFormat")).size == 0 else _text(layer, "InputFormat")
+    return _dlf().inputLayer(sizes, fmt, Name=layer.name)
+
+
 # ---------------------------------------------------------------------------------------------
 # layers that cannot be mapped, and the user's replacements
 

@@ -58,6 +58,7 @@ from .input import (
     imageInputLayer,
     sequenceInputLayer,
 )
+from .input_layer import InputLayer, inputLayer
 from .normalization import (
     BatchNormalizationLayer,
     CrossChannelNormalizationLayer,
@@ -132,6 +133,7 @@ __all__ = [
     "Image3DInputLayer",
     "ImageInputLayer",
     "Indexing1DLayer",
+    "InputLayer",
     "InstanceNormalizationLayer",
     "LSTMLayer",
     "LSTMProjectedLayer",
@@ -185,6 +187,7 @@ __all__ = [
     "image3dInputLayer",
     "imageInputLayer",
     "indexing1dLayer",
+    "inputLayer",
     "instanceNormalizationLayer",
     "layerNormalizationLayer",
     "leakyReluLayer",

@@ -44,6 +44,7 @@ LAYERS = [
     ),
     pytest.param(lambda **kw: dlf.sequenceInputLayer(3, Name="in"), "CBT", (3, 2, 7), id="sequenceInput"),
     pytest.param(lambda **kw: dlf.featureInputLayer(5), "CB", (5, 4), id="featureInput"),
+    pytest.param(lambda **kw: dlf.inputLayer([3, 2, 7], "CBT", Name="in"), "CBT", (3, 2, 7), id="input"),
     pytest.param(
         lambda **kw: dlf.imageInputLayer([4, 5, 3], Normalization="none", Name="image"),
         "SSCB",
