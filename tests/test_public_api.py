@@ -58,7 +58,7 @@ PUBLIC = {
     "globalAveragePooling1dLayer", "GlobalAveragePooling2DLayer", "globalAveragePooling2dLayer",
     "GlobalAveragePooling3DLayer", "globalAveragePooling3dLayer",
     # the layers real MATLAB code uses (issue 23, item 8), class and constructor each
-    "InputLayer", "inputLayer",
+    "InputLayer", "inputLayer", "IdentityLayer", "identityLayer", "MishLayer", "mishLayer",
     # MATLAB's losses and the custom training loop
     "crossentropy", "indexcrossentropy", "mse", "l1loss", "l2loss", "huber", "training", "dlfeval", "dlgradient",
     "dlaccelerate", "AcceleratedFunction", "clearCache", "dljacobian", "dldivergence", "ctc",

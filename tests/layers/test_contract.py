@@ -205,6 +205,8 @@ LAYERS = [
     pytest.param(lambda **kw: dlf.sigmoidLayer(), "CBT", (3, 2, 4), id="sigmoid"),
     pytest.param(lambda **kw: dlf.swishLayer(), "SSCB", (2, 3, 4, 2), id="swish"),
     pytest.param(lambda **kw: dlf.softplusLayer(), "CB", (3, 4), id="softplus"),
+    pytest.param(lambda **kw: dlf.mishLayer(Name="mish"), "SCBT", (5, 3, 2, 4), id="mish"),
+    pytest.param(lambda **kw: dlf.identityLayer(), "SSCB", (2, 3, 4, 2), id="identity"),
     pytest.param(lambda **kw: dlf.preluLayer(Name="prelu", **kw), "SSCB", (2, 3, 4, 2), id="prelu"),
     pytest.param(
         lambda **kw: dlf.preluLayer(Alpha=torch.full((1, 1, 4), 0.1), **kw),

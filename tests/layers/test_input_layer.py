@@ -1,6 +1,6 @@
 """``inputLayer`` against MathWorks' page: the data passes unchanged, in the layer's format (sizes in
-the format's own order, NaN for a variable batch or time size), and ``load_network`` maps its
-public properties."""
+the format's own order, NaN for a variable batch or time size). Its ``load_network`` mapping is
+tested in tests/io/test_network_item8_layers.py."""
 
 from __future__ import annotations
 
@@ -115,22 +115,3 @@ def test_a_network_names_it_input_and_initializes_from_its_sizes():
     assert dlf.dims(Y) == "CB" and tuple(Y.shape) == (3, 7)
     example = net.Layers[0].example_input()
     assert dlf.dims(example) == "CB" and tuple(example.shape) == (5, 1)
-
-
-def test_load_network_maps_the_public_properties():
-    from dlformat.io import _mcos
-    from dlformat.io._network import mapped
-
-    properties = {
-        "InputSize": np.array([[3.0, np.nan, 5.0]]),
-        "InputFormat": "CBT",
-        "Name": "seq",
-    }
-    saved = _mcos._layer(_mcos.MatlabObject("nnet.cnn.layer.InputLayer", properties), "constructed")
-    layer = mapped(saved)
-    assert isinstance(layer, dlf.InputLayer) and layer.Name == "seq" and layer.InputFormat == "CBT"
-    assert layer.InputSize[0] == 3 and math.isnan(layer.InputSize[1]) and layer.InputSize[2] == 5
-    del properties["InputFormat"]
-    saved = _mcos._layer(_mcos.MatlabObject("nnet.cnn.layer.InputLayer", properties), "constructed")
-    with pytest.raises(DLFormatError, match="field 'InputFormat': the file does not save it"):
-        mapped(saved)

@@ -1,0 +1,41 @@
+"""``load_network``'s mappers of the layers of issue 23 item 8. No MATLAB-written file here saves
+one of these layers, so each mapper is run on a saved form built as ``_mcos`` decodes a file's
+(a saveobj struct where MATLAB's source shows one, the public properties otherwise): the layer
+comes back with the saved values, and a missing field is an error naming it."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import dlformat as dlf
+from dlformat import DLFormatError
+from dlformat.io import _mcos
+from dlformat.io._network import mapped
+
+
+def saved(matlab_class: str, fields: dict, saveobj: bool = False):
+    """A SavedLayer as _mcos makes it of a decoded object: ``fields`` as the saveobj struct
+    (``saveobj=True``) or as the object's own properties."""
+    properties = {"any": fields} if saveobj else fields
+    return _mcos._layer(_mcos.MatlabObject(f"nnet.cnn.layer.{matlab_class}", properties), "constructed")
+
+
+def test_input_layer_reads_its_public_properties():
+    fields = {"InputSize": np.array([[3.0, np.nan, 5.0]]), "InputFormat": "CBT", "Name": "seq"}
+    layer = mapped(saved("InputLayer", fields))
+    assert isinstance(layer, dlf.InputLayer) and layer.Name == "seq" and layer.InputFormat == "CBT"
+    assert layer.InputSize[0] == 3 and math.isnan(layer.InputSize[1]) and layer.InputSize[2] == 5
+    del fields["InputFormat"]
+    with pytest.raises(DLFormatError, match="field 'InputFormat': the file does not save it"):
+        mapped(saved("InputLayer", fields))
+
+
+@pytest.mark.parametrize(
+    ("matlab_class", "kind"), [("IdentityLayer", "IdentityLayer"), ("MishLayer", "MishLayer")]
+)
+def test_layers_with_only_a_name(matlab_class, kind):
+    layer = mapped(saved(matlab_class, {"Name": "block1"}))
+    assert type(layer).__name__ == kind and layer.Name == "block1"
