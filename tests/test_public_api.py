@@ -59,6 +59,7 @@ PUBLIC = {
     "GlobalAveragePooling3DLayer", "globalAveragePooling3dLayer",
     # the layers real MATLAB code uses (issue 23, item 8), class and constructor each
     "InputLayer", "inputLayer", "IdentityLayer", "identityLayer", "MishLayer", "mishLayer",
+    "DicePixelClassificationLayer", "dicePixelClassificationLayer", "generalizedDice",
     # MATLAB's losses and the custom training loop
     "crossentropy", "indexcrossentropy", "mse", "l1loss", "l2loss", "huber", "training", "dlfeval", "dlgradient",
     "dlaccelerate", "AcceleratedFunction", "clearCache", "dljacobian", "dldivergence", "ctc",

@@ -412,6 +412,14 @@ def _pixel_classification(layer: SavedLayer) -> Any:
     return _dlf().pixelClassificationLayer(Classes=_classes(layer), Name=layer.name)
 
 
+@_maps("DicePixelClassificationLayer")
+def _dice_pixel_classification(layer: SavedLayer) -> Any:
+    # the saveobj struct of MathWorks' source (Version 1): Name, OutputSize, Categories, ChannelDim;
+    # no MATLAB-written file saves one here. An untrained layer saves no categories: "auto"
+    classes = _classes(layer)
+    return _dlf().dicePixelClassificationLayer(Classes=classes or "auto", Name=layer.name)
+
+
 @_maps("RegressionOutputLayer")
 def _regression(layer: SavedLayer) -> Any:
     names = layer.properties.get("ResponseNames")

@@ -78,10 +78,12 @@ from .normalization import (
 from .output import (
     ClassificationLayer,
     ClassificationOutputLayer,
+    DicePixelClassificationLayer,
     PixelClassificationLayer,
     RegressionLayer,
     RegressionOutputLayer,
     classificationLayer,
+    dicePixelClassificationLayer,
     pixelClassificationLayer,
     regressionLayer,
 )
@@ -123,6 +125,7 @@ __all__ = [
     "Crop2DLayer",
     "CrossChannelNormalizationLayer",
     "DepthConcatenationLayer",
+    "DicePixelClassificationLayer",
     "DropoutLayer",
     "ELULayer",
     "EmbeddingConcatenationLayer",
@@ -179,6 +182,7 @@ __all__ = [
     "crop2dLayer",
     "crossChannelNormalizationLayer",
     "depthConcatenationLayer",
+    "dicePixelClassificationLayer",
     "dropoutLayer",
     "eluLayer",
     "embeddingConcatenationLayer",

@@ -39,3 +39,21 @@ def test_input_layer_reads_its_public_properties():
 def test_layers_with_only_a_name(matlab_class, kind):
     layer = mapped(saved(matlab_class, {"Name": "block1"}))
     assert type(layer).__name__ == kind and layer.Name == "block1"
+
+
+def test_dice_pixel_classification_reads_its_saveobj_struct():
+    """MathWorks' DicePixelClassificationLayer.saveobj: Version 1.0, Name, OutputSize, Categories,
+    ChannelDim (Categories decoded as a pandas Categorical, as mat-io gives categorical arrays)."""
+    pandas = pytest.importorskip("pandas")
+    struct = {
+        "Version": np.array([[1.0]]),
+        "Name": "dice",
+        "OutputSize": np.array([[64.0, 64.0, 2.0]]),
+        "Categories": pandas.Categorical(["tumor", "background"], categories=["tumor", "background"]),
+        "ChannelDim": np.array([[3.0]]),
+    }
+    layer = mapped(saved("DicePixelClassificationLayer", struct, saveobj=True))
+    assert isinstance(layer, dlf.DicePixelClassificationLayer) and layer.Name == "dice"
+    assert layer.Classes == ("tumor", "background") and layer.OutputSize == 2
+    struct["Categories"] = pandas.Categorical([])
+    assert mapped(saved("DicePixelClassificationLayer", struct, saveobj=True)).Classes == "auto"

@@ -224,6 +224,12 @@ LAYERS = [
     pytest.param(lambda **kw: dlf.regressionLayer(ResponseNames=["y"]), "CBT", (1, 2, 5), id="regression"),
     pytest.param(lambda **kw: dlf.pixelClassificationLayer(), "SSCB", (3, 4, 2, 2), id="pixelClassification"),
     pytest.param(
+        lambda **kw: dlf.dicePixelClassificationLayer(Classes=["a", "b"]),
+        "SSCB",
+        (3, 4, 2, 2),
+        id="dicePixelClassification",
+    ),
+    pytest.param(
         lambda **kw: dlf.spatialDropoutLayer(Probability=0.2), "SSCB", (3, 4, 5, 2), id="spatialDropout"
     ),
     pytest.param(
