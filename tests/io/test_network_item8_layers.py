@@ -57,3 +57,23 @@ def test_dice_pixel_classification_reads_its_saveobj_struct():
     assert layer.Classes == ("tumor", "background") and layer.OutputSize == 2
     struct["Categories"] = pandas.Categorical([])
     assert mapped(saved("DicePixelClassificationLayer", struct, saveobj=True)).Classes == "auto"
+
+
+def test_max_unpooling_reads_its_saveobj_struct_and_max_pooling_its_unpooling_outputs():
+    """MathWorks' MaxUnpooling2DLayer.saveobj: Version 1.0 and Name; a MaxPooling2DLayer saved
+    (version 2, as ccn__net saves it) with HasUnpoolingOutputs true gets its three outputs."""
+    unpool = mapped(
+        saved("MaxUnpooling2DLayer", {"Version": np.array([[1.0]]), "Name": "unpool"}, saveobj=True)
+    )
+    assert isinstance(unpool, dlf.MaxUnpooling2DLayer) and unpool.Name == "unpool"
+    struct = {
+        "Version": np.array([[2.0]]),
+        "Name": "pool",
+        "PoolSize": np.array([[2.0, 2.0]]),
+        "Stride": np.array([[2.0, 2.0]]),
+        "PaddingMode": "manual",
+        "PaddingSize": np.array([[0.0, 0.0, 0.0, 0.0]]),
+        "HasUnpoolingOutputs": np.array([[True]]),
+    }
+    pool = mapped(saved("MaxPooling2DLayer", struct, saveobj=True))
+    assert pool.HasUnpoolingOutputs and pool.OutputNames == ("out", "indices", "size")

@@ -286,6 +286,7 @@ LAYERS = [
         lambda **kw: dlf.maxPooling2dLayer(3, Padding="same"), "SSCB", (5, 4, 3, 2), id="maxPooling2d"
     ),
     pytest.param(lambda **kw: dlf.maxPooling3dLayer(2), "SSSCB", (3, 4, 5, 2, 2), id="maxPooling3d"),
+    pytest.param(lambda **kw: dlf.maxUnpooling2dLayer(), "SSCB", (4, 6, 3, 2), id="maxUnpooling2d"),
     pytest.param(
         lambda **kw: dlf.averagePooling1dLayer(3, Padding="same", PaddingValue="mean"),
         "SCB",
@@ -339,9 +340,12 @@ def call(layer, X):
     """A layer's output for ``X`` fed to every input it has (an input layer takes the data itself).
 
     A sequence unfolding layer's second input is the mini-batch size (2: ``B`` = 2 sequences ×
-    ``T``); of a sequence folding layer's two outputs the data, the first, is checked."""
+    ``T``); of a sequence folding layer's two outputs the data, the first, is checked; a max
+    unpooling layer gets the three outputs of a max pooling layer on ``X``."""
     if isinstance(layer, dlf.SequenceUnfoldingLayer):
         return layer(X, 2)
+    if isinstance(layer, dlf.MaxUnpooling2DLayer):  # unpools what a max pooling layer gives it
+        return layer(*dlf.maxPooling2dLayer(2, Stride=2, HasUnpoolingOutputs=True)(X))
     Y = layer(*[X] * max(layer.NumInputs, 1))
     return Y[0] if isinstance(layer, dlf.SequenceFoldingLayer) else Y
 
@@ -352,6 +356,7 @@ ROLE_INPUTS = {
     dlf.SequenceUnfoldingLayer: ("in", "miniBatchSize"),
     dlf.AttentionLayer: ("query", "key", "value", "mask"),
     dlf.SelfAttentionLayer: ("in", "mask"),
+    dlf.MaxUnpooling2DLayer: ("in", "indices", "size"),
 }
 
 
