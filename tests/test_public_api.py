@@ -60,7 +60,8 @@ PUBLIC = {
     # the layers real MATLAB code uses (issue 23, item 8), class and constructor each
     "InputLayer", "inputLayer", "IdentityLayer", "identityLayer", "MishLayer", "mishLayer",
     "DicePixelClassificationLayer", "dicePixelClassificationLayer", "generalizedDice",
-    "MaxUnpooling2DLayer", "maxUnpooling2dLayer",
+    "MaxUnpooling2DLayer", "maxUnpooling2dLayer", "NetworkLayer", "networkLayer", "NeuralODELayer",
+    "neuralODELayer",
     # MATLAB's losses and the custom training loop
     "crossentropy", "indexcrossentropy", "mse", "l1loss", "l2loss", "huber", "training", "dlfeval", "dlgradient",
     "dlaccelerate", "AcceleratedFunction", "clearCache", "dljacobian", "dldivergence", "ctc",

@@ -421,6 +421,22 @@ def _dice_pixel_classification(layer: SavedLayer) -> Any:
     return _dlf().dicePixelClassificationLayer(Classes=classes or "auto", Name=layer.name)
 
 
+@_maps("NetworkLayer", "NeuralODELayer")
+def _nested_network(layer: SavedLayer) -> Any:
+    # the saved form of a network nested in a layer is not known here (no MATLAB-written file, no
+    # public source of its saveobj): refused with the way around, never guessed
+    raise DLFormatError(
+        f"{_where(layer, 'Network')}: a layer holding a network is not mapped by load_network (the "
+        "saved form of the nested network is not known to dlformat). In MATLAB, expandLayers(net) "
+        "replaces network layers by the layers they hold; save that network instead"
+        if layer.matlab_class.endswith("NetworkLayer")
+        else f"{_where(layer, 'Network')}: a neuralODELayer is not mapped by load_network (the saved "
+        "form of its network is not known to dlformat); rebuild it in Python with "
+        "dlf.neuralODELayer(dlf.dlnetwork(...), TimeInterval) and load its learnables with "
+        "dlformat.io.load_learnables"
+    )
+
+
 @_maps("RegressionOutputLayer")
 def _regression(layer: SavedLayer) -> Any:
     names = layer.properties.get("ResponseNames")

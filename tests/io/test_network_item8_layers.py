@@ -77,3 +77,15 @@ def test_max_unpooling_reads_its_saveobj_struct_and_max_pooling_its_unpooling_ou
     }
     pool = mapped(saved("MaxPooling2DLayer", struct, saveobj=True))
     assert pool.HasUnpoolingOutputs and pool.OutputNames == ("out", "indices", "size")
+
+
+@pytest.mark.parametrize(
+    ("matlab_class", "message"),
+    [
+        ("NetworkLayer", r"'block'.*not mapped by load_network .*expandLayers\(net\)"),
+        ("NeuralODELayer", r"'block'.*a neuralODELayer is not mapped .*load_learnables"),
+    ],
+)
+def test_layers_holding_a_network_are_refused_with_the_way_around(matlab_class, message):
+    with pytest.raises(DLFormatError, match=message):
+        mapped(saved(matlab_class, {"Version": np.array([[1.0]]), "Name": "block"}, saveobj=True))
