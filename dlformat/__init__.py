@@ -13,7 +13,7 @@ from ._factors import getL2Factor, getLearnRateFactor, param_groups, setL2Factor
 from ._functions import _all as _functions
 from ._functions._all import *  # noqa: F403  # MATLAB's functions on dlarrays (docs/dlarray_functions.md)
 from ._version import __version__
-from .functional import crossentropy, ctc, huber, indexcrossentropy, l1loss, l2loss, mse
+from .functional import crossentropy, ctc, generalizedDice, huber, indexcrossentropy, l1loss, l2loss, mse
 from .layers import *  # noqa: F403  # every layer class and MATLAB constructor (layers.__all__)
 from .layers.convolution import *  # noqa: F403  # for mypy, which reads only literal __all__ lists:
 from .layers.pooling import *  # noqa: F403  # layers.__all__ adds these two modules' lists with +=
@@ -21,6 +21,8 @@ from .networks import (
     DAGNetwork,
     DLNetwork,
     LayerGraph,
+    NetworkLayer,
+    NeuralODELayer,
     SeriesNetwork,
     addLayers,
     analyzeNetwork,
@@ -34,6 +36,8 @@ from .networks import (
     initialize,
     layerGraph,
     minibatchpredict,
+    networkLayer,
+    neuralODELayer,
     predict,
     predictAndUpdateState,
     removeLayers,
@@ -118,6 +122,8 @@ __all__ = [
     "DLNetwork",
     "LayerError",
     "LayerGraph",
+    "NetworkLayer",
+    "NeuralODELayer",
     "LBFGSState",
     "LearnRateSchedule",
     "LegacyTrainingInfo",
@@ -137,6 +143,7 @@ __all__ = [
     "collate",
     "connectLayers",
     "crossentropy",
+    "generalizedDice",
     "ctc",
     "dims",
     "disconnectLayers",
@@ -167,6 +174,8 @@ __all__ = [
     "l2loss",
     "layerGraph",
     "minibatchpredict",
+    "networkLayer",
+    "neuralODELayer",
     "minibatchqueue",
     "mse",
     "padsequences",

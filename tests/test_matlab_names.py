@@ -82,7 +82,7 @@ def test_the_page_has_its_groups_and_rows():
         "MATLAB functions on `dlarray`",
         OWN_SECTION,
     }
-    assert len(rows) == 5 + 72 + 19 + 4 + 20 + 7 + 19 + 17 + 102
+    assert len(rows) == 5 + 79 + 19 + 4 + 20 + 8 + 19 + 17 + 102
     for section, matlab, spellings in rows:
         assert matlab and spellings, f"{section}: a row without a MATLAB name or a dlformat spelling"
 

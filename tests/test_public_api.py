@@ -57,6 +57,11 @@ PUBLIC = {
     "globalMaxPooling2dLayer", "GlobalMaxPooling3DLayer", "globalMaxPooling3dLayer", "GlobalAveragePooling1DLayer",
     "globalAveragePooling1dLayer", "GlobalAveragePooling2DLayer", "globalAveragePooling2dLayer",
     "GlobalAveragePooling3DLayer", "globalAveragePooling3dLayer",
+    # the layers real MATLAB code uses (issue 23, item 8), class and constructor each
+    "InputLayer", "inputLayer", "IdentityLayer", "identityLayer", "MishLayer", "mishLayer",
+    "DicePixelClassificationLayer", "dicePixelClassificationLayer", "generalizedDice",
+    "MaxUnpooling2DLayer", "maxUnpooling2dLayer", "NetworkLayer", "networkLayer", "NeuralODELayer",
+    "neuralODELayer",
     # MATLAB's losses and the custom training loop
     "crossentropy", "indexcrossentropy", "mse", "l1loss", "l2loss", "huber", "training", "dlfeval", "dlgradient",
     "dlaccelerate", "AcceleratedFunction", "clearCache", "dljacobian", "dldivergence", "ctc",

@@ -15,7 +15,7 @@ from ._convolution import dlconv, dltranspconv
 from ._ctc import ctc
 from ._dense import fullyconnect
 from ._embedding import embed
-from ._losses import crossentropy, huber, indexcrossentropy, l1loss, l2loss, mse
+from ._losses import crossentropy, generalizedDice, huber, indexcrossentropy, l1loss, l2loss, mse
 from ._normalization import batchnorm, crosschannelnorm, groupnorm, instancenorm, layernorm
 from ._pooling import avgpool, maxpool, maxunpool
 from ._position import position_embedding, rotary, sinusoid, timing_signal_1d
@@ -33,6 +33,7 @@ __all__ = [
     "embed",
     "fullyconnect",
     "gelu",
+    "generalizedDice",
     "groupnorm",
     "gru",
     "huber",

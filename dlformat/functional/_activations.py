@@ -109,6 +109,11 @@ def softplus(data: torch.Tensor) -> torch.Tensor:
     return torch.logaddexp(data, torch.zeros((), dtype=data.dtype, device=data.device))
 
 
+def mish(data: torch.Tensor) -> torch.Tensor:
+    """mishLayer: ``x · tanh(log(1 + exp(x)))``, with :func:`softplus` exact for every x."""
+    return data * torch.tanh(softplus(data))
+
+
 def prelu(data: torch.Tensor, alpha: torch.Tensor) -> torch.Tensor:
     """preluLayer: ``x`` for ``x > 0``, ``alpha * x`` elsewhere, ``alpha`` expanded against the data
     as MATLAB expands arrays (aligned from the first dimension)."""

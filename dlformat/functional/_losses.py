@@ -1,5 +1,6 @@
 """MATLAB's loss functions on dlarrays: ``crossentropy``, ``indexcrossentropy``, ``mse``, ``l1loss``,
-``l2loss`` and ``huber``.
+``l2loss`` and ``huber``; and Computer Vision Toolbox's ``generalizedDice`` similarity, which
+``dicePixelClassificationLayer``'s loss is built on.
 
 Each function computes one loss value per element (per prediction, for the single-label
 cross-entropies, whose value sums over the classes along ``C``), multiplies it by the weights and
@@ -23,7 +24,7 @@ from .._errors import DLFormatError
 from .._options import matlab_function
 from ._common import as_data, formatted_input, working_dtype
 
-__all__ = ["crossentropy", "huber", "indexcrossentropy", "l1loss", "l2loss", "mse"]
+__all__ = ["crossentropy", "generalizedDice", "huber", "indexcrossentropy", "l1loss", "l2loss", "mse"]
 
 NORMALIZATIONS = ("batch-size", "all-elements", "mask-included", "none")
 REDUCTIONS = ("sum", "none")
@@ -480,3 +481,80 @@ def mse(Y: Any, targets: Any, *, DataFormat: str | None = None) -> DLArray:
     total = (X._data.to(dtype) - T.to(dtype)).square().sum()
     observations = X.shape[X._fmt.index("B")] if "B" in X._fmt else 1
     return DLArray._wrap(total / (2 * observations), "")
+
+
+@matlab_function
+def generalizedDice(X: Any, target: Any, *, DataFormat: str | None = None) -> Any:
+    """Computer Vision Toolbox's ``similarity = generalizedDice(X, target)``: the generalized
+    Sørensen-Dice similarity, per observation, of predictions ``X`` and ``target`` (same size).
+
+    With ``R_k`` the sum of ``target`` over the spatial dimensions for class (channel) ``k``,
+    ``w_k = 1 / max(eps, R_k²)``, ``I_k = Σ X·target`` and ``U_k = Σ (X² + target²)`` over the
+    spatial dimensions, the similarity is ``(2 Σ_k w_k I_k + eps) / (Σ_k w_k U_k + eps)``, ``eps``
+    the machine epsilon of the data's precision: MathWorks' own implementation of the function
+    (``iCalcGeneralizedDice``, R2021a), whose page describes it as weighting the classes "by the
+    inverse size of the expected region".
+
+    Args:
+        X: predictions: a formatted dlarray whose labels are ``S``, ``C`` and ``B`` only (at least
+            one ``S``, and ``C``); unformatted data with ``DataFormat`` (the result then comes back
+            unformatted, in the given dimension order); or a plain array, its last dimension the
+            classes and the others spatial (the result a scalar).
+        target: the targets, of ``X``'s size (a formatted ``target`` must have ``X``'s format).
+
+    Returns:
+        The similarity: for dlarrays, ``X``'s dimensions with each ``S`` and ``C`` reduced to 1
+        (one value per observation, along ``B``).
+
+    Examples:
+        >>> X = dlf.dlarray(torch.tensor([[0.9, 0.1], [0.2, 0.8]]).reshape(2, 2, 1), "SCB")
+        >>> T = dlf.dlarray(torch.tensor([[1.0, 0.0], [0.0, 1.0]]).reshape(2, 2, 1), "SCB")
+        >>> round(float(dlf.extractdata(dlf.generalizedDice(X, T)).reshape(-1)[0]), 6)
+        0.971429
+    """
+    plain = not isinstance(X, DLArray) and DataFormat is None
+    if plain:  # MATLAB's numeric input: the last dimension holds the classes
+        data = as_data(X, "generalizedDice input")
+        DataFormat = "S" * (data.ndim - 1) + "C"
+    given = (
+        X._fmt
+        if isinstance(X, DLArray) and X._fmt
+        else _validate.text("generalizedDice: DataFormat", DataFormat)
+    )
+    if any(label not in "SCB" for label in given) or "C" not in given or "S" not in given:
+        raise DLFormatError(
+            f'generalizedDice needs data labelled "S", "C" and "B" only, with a "C" and at least one "S" '
+            f'(such as "SSCB"); got format "{given}"'
+        )
+    Y, _ = formatted_input(X, DataFormat, "generalizedDice")
+    if isinstance(target, DLArray) and target._fmt and target._fmt != Y._fmt:
+        raise DLFormatError(
+            f'generalizedDice: X and target must have the same format; got "{Y._fmt}" and "{target._fmt}"'
+        )
+    T = as_data(target, "generalizedDice target") if not isinstance(target, DLArray) else target._data
+    if not isinstance(target, DLArray) or not target._fmt:
+        T = T if DataFormat is None else dlarray(T, DataFormat)._data
+    if tuple(T.shape) != tuple(Y.shape):
+        raise DLFormatError(
+            f"generalizedDice: X and target must have the same size; got {_size(Y.shape)} and "
+            f"{_size(T.shape)}"
+        )
+    dtype = _dtype(Y._data, T)
+    x, t = Y._data.to(dtype), T.to(dtype)
+    spatial = tuple(index for index, label in enumerate(Y._fmt) if label == "S")
+    channel = Y._fmt.index("C")
+    eps = torch.finfo(dtype).eps
+    weights = 1 / torch.clamp(t.sum(spatial, keepdim=True).square(), min=eps)
+    intersection = (x * t).sum(spatial, keepdim=True)
+    union = (x.square() + t.square()).sum(spatial, keepdim=True)
+    numerator = 2 * (weights * intersection).sum(channel, keepdim=True) + eps
+    denominator = (weights * union).sum(channel, keepdim=True) + eps
+    dice = numerator / denominator
+    if plain:
+        return dice.reshape(())
+    if isinstance(X, DLArray) and X._fmt:
+        return DLArray._wrap(dice, Y._fmt)
+    # unformatted data: back in the order DataFormat gave its dimensions, as MATLAB's ipermute
+    assert DataFormat is not None
+    order = sorted(range(len(DataFormat)), key=lambda index: "SCB".index(DataFormat[index]))
+    return DLArray._wrap(dice.permute(sorted(range(len(order)), key=order.__getitem__)), "")

@@ -51,8 +51,8 @@ def _named_layers(module: Any) -> dict[str, Layer]:
             f"expected a network, layer or torch module holding dlformat layers; got {type(module).__name__}"
         )
     layers: dict[str, Layer] = {}
-    for layer in module.modules():
-        if not isinstance(layer, Layer) or not (layer.learnables or layer.State):
+    for layer in _outermost_layers(module):
+        if not (layer.learnables or layer.State):
             continue
         if not layer.Name:
             raise DLFormatError(
@@ -63,6 +63,16 @@ def _named_layers(module: Any) -> dict[str, Layer]:
             raise DLFormatError(f"two layers are named {layer.Name!r}; layer names must be unique")
         layers[layer.Name] = layer
     return layers
+
+
+def _outermost_layers(module: nn.Module) -> Any:
+    """The dlformat layers of ``module``, not looking inside a layer: a layer holding a network
+    (``networkLayer``) reports the nested learnables as its own (``"fc/Weights"``)."""
+    if isinstance(module, Layer):
+        yield module
+        return
+    for child in module.children():
+        yield from _outermost_layers(child)
 
 
 def save_learnables(module: Any, path: str | os.PathLike[str], version: str = "7") -> None:

@@ -383,6 +383,10 @@ def _named(constructor: str, *fields: tuple[str, Callable[[SavedLayer, str], Any
 _maps("ReLULayer")(_named("reluLayer"))
 _maps("GlobalAveragePooling2DLayer")(_named("globalAveragePooling2dLayer"))
 _maps("SoftmaxLayer")(_named("softmaxLayer"))
+# layers whose only property is the name (no MATLAB-written file saves one here)
+_maps("MaxUnpooling2DLayer")(_named("maxUnpooling2dLayer"))  # saveobj: Version 1, Name (its source)
+_maps("IdentityLayer")(_named("identityLayer"))
+_maps("MishLayer")(_named("mishLayer"))
 _maps("FlattenLayer")(_named("flattenLayer"))
 _maps("LeakyReLULayer")(_named("leakyReluLayer", ("Scale", _float)))
 _maps("DropoutLayer")(_named("dropoutLayer", ("Probability", _float)))
@@ -407,6 +411,30 @@ def _pixel_classification(layer: SavedLayer) -> Any:
     if weights is not None and np.asarray(weights).size and not isinstance(weights, str):
         raise DLFormatError(f"{_where(layer, 'ClassWeights')}: class weights are not handled by load_network")
     return _dlf().pixelClassificationLayer(Classes=_classes(layer), Name=layer.name)
+
+
+@_maps("DicePixelClassificationLayer")
+def _dice_pixel_classification(layer: SavedLayer) -> Any:
+    # the saveobj struct of MathWorks' source (Version 1): Name, OutputSize, Categories, ChannelDim;
+    # no MATLAB-written file saves one here. An untrained layer saves no categories: "auto"
+    classes = _classes(layer)
+    return _dlf().dicePixelClassificationLayer(Classes=classes or "auto", Name=layer.name)
+
+
+@_maps("NetworkLayer", "NeuralODELayer")
+def _nested_network(layer: SavedLayer) -> Any:
+    # the saved form of a network nested in a layer is not known here (no MATLAB-written file, no
+    # public source of its saveobj): refused with the way around, never guessed
+    raise DLFormatError(
+        f"{_where(layer, 'Network')}: a layer holding a network is not mapped by load_network (the "
+        "saved form of the nested network is not known to dlformat). In MATLAB, expandLayers(net) "
+        "replaces network layers by the layers they hold; save that network instead"
+        if layer.matlab_class.endswith("NetworkLayer")
+        else f"{_where(layer, 'Network')}: a neuralODELayer is not mapped by load_network (the saved "
+        "form of its network is not known to dlformat); rebuild it in Python with "
+        "dlf.neuralODELayer(dlf.dlnetwork(...), TimeInterval) and load its learnables with "
+        "dlformat.io.load_learnables"
+    )
 
 
 @_maps("RegressionOutputLayer")
@@ -553,6 +581,15 @@ def _indexing(layer: SavedLayer) -> Any:
     return _dlf().indexing1dLayer(
         value, HasPaddingMaskInput=_flag(layer, "HasPaddingMaskInput"), Name=layer.name
     )
+
+
+@_maps("InputLayer")
+def _input_layer(layer: SavedLayer) -> Any:
+    # no MATLAB-written file saves one here: the fields read are the public properties (the form
+    # of the R2023b layers saved without saveobj, Indexing1DLayer's); another form fails naming them
+    sizes = [size if np.isnan(size) else int(size) for size in _numbers(layer, "InputSize")]
+    fmt = "" if np.asarray(_field(layer, "InputFormat")).size == 0 else _text(layer, "InputFormat")
+    return _dlf().inputLayer(sizes, fmt, Name=layer.name)
 
 
 # ---------------------------------------------------------------------------------------------

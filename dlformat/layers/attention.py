@@ -143,7 +143,11 @@ class SelfAttentionLayer(_AttentionPorts):
         device, dtype, generator: torch factory arguments for the learnables.
 
     Shape:
-        - Input: a dlarray with ``C`` and ``T`` (``"CBT"``, ``"CT"``), or ``C`` and one ``S``.
+        - Input: a dlarray with ``C`` and ``T`` (``"CBT"``, ``"CT"``), or ``C`` and one ``S``, or
+          ``C`` with neither (``"CB"``, ``"C"``: each observation a sequence of one element, so
+          the softmax over its one key is 1 and the output is ``OutputWeights * (ValueWeights * x
+          + ValueBias) + OutputBias``; real MATLAB code feeds ``"CB"`` from ``bilstmLayer(...,
+          OutputMode="last")``, see docs/networks.md).
         - Output: the same format, ``C`` of size ``OutputSize``.
 
     QueryWeights, KeyWeights, ValueWeights, OutputWeights and the four biases may be given at
@@ -244,7 +248,7 @@ class SelfAttentionLayer(_AttentionPorts):
         X = require_dimensions(data, "C", self._caller)
         floating_data(X._data, self._caller())
         try:
-            sequence_plan(X._fmt)
+            sequence_plan(_as_sequence(X._fmt))
         except DLFormatError as error:
             raise DLFormatError(f"{self._caller()}: {error}") from None
         self._fit_input(X)
@@ -257,8 +261,9 @@ class SelfAttentionLayer(_AttentionPorts):
         return self._attend(self._check_input(X), self._mask_of(mask), self.DropoutProbability)
 
     def _attend(self, X: DLArray, mask: Any, dropout: float) -> Any:
-        # the projections act per sequence element: a sequence along one S is relabelled T for them
-        as_time = X._fmt.replace("S", "T") if "T" not in X._fmt else X._fmt
+        # the projections act per sequence element: a sequence along one S is relabelled T for
+        # them, and data with neither ("CB") is a sequence of one element, given a singleton T
+        as_time = _as_sequence(X._fmt).replace("S", "T") if "T" not in X._fmt else X._fmt
         sequence = X if as_time == X._fmt else dlarray(X._data, as_time)
         query, key, value = (
             fullyconnect(sequence, getattr(self, f"{role}Weights"), getattr(self, f"{role}Bias"))
@@ -268,8 +273,17 @@ class SelfAttentionLayer(_AttentionPorts):
         attended, scores = attended if self.HasScoresOutput else (attended, None)
         result = fullyconnect(attended, self.OutputWeights, self.OutputBias)
         if as_time != X._fmt:
-            result = DLArray._wrap(stripdims(result, as_time), X._fmt)
+            data = stripdims(result, as_time)
+            if len(as_time) > len(X._fmt):  # the singleton T given to "CB" data (last) goes again
+                data = data.squeeze(-1)
+            result = DLArray._wrap(data, X._fmt)
         return result if scores is None else (result, scores)
+
+
+def _as_sequence(fmt: str) -> str:
+    """``fmt`` with a time dimension for data that has neither ``T`` nor ``S`` (``"CB"``,
+    ``"C"``): each observation is then a sequence of one element (see the class's Shape)."""
+    return fmt + "T" if "T" not in fmt and "S" not in fmt and "U" not in fmt else fmt
 
 
 class AttentionLayer(_AttentionPorts):

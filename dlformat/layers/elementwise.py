@@ -24,7 +24,9 @@ __all__ = [
     "DropoutLayer",
     "ELULayer",
     "GELULayer",
+    "IdentityLayer",
     "LeakyReLULayer",
+    "MishLayer",
     "PReLULayer",
     "ReLULayer",
     "SigmoidLayer",
@@ -37,7 +39,9 @@ __all__ = [
     "dropoutLayer",
     "eluLayer",
     "geluLayer",
+    "identityLayer",
     "leakyReluLayer",
+    "mishLayer",
     "preluLayer",
     "reluLayer",
     "sigmoidLayer",
@@ -187,6 +191,25 @@ class SwishLayer(_ActivationLayer):
         return _on_data(_activations.swish, X)
 
 
+class MishLayer(_ActivationLayer):
+    """MATLAB's ``mishLayer``: ``x · tanh(log(1 + exp(x)))``; any format, kept.
+
+    The formula is the one MathWorks' Deep Learning HDL Toolbox page of ``dlhdl.layer.mishLayer``
+    (R2024a) gives, ``f(x) = x tanh(ln(1 + eˣ))``; the Deep Learning Toolbox page of
+    ``mishLayer`` was not in the stored copies read for this port. No properties beyond the name.
+
+    Examples:
+        >>> Y = dlf.mishLayer()(dlf.dlarray(torch.tensor([[0.0, 1.0]], dtype=torch.float64), "CB"))
+        >>> [round(v, 6) for v in dlf.extractdata(Y)[0].tolist()]
+        [0.0, 0.865098]
+    """
+
+    default_name = "mish"
+
+    def activate(self, X: DLArray) -> DLArray:
+        return _on_data(_activations.mish, X)
+
+
 class SoftplusLayer(_ActivationLayer):
     """MATLAB's ``softplusLayer`` (Deep Learning Toolbox): ``log(1 + exp(x))``; any format, kept.
 
@@ -263,6 +286,24 @@ class GELULayer(_ActivationLayer):
 
     def activate(self, X: DLArray) -> DLArray:
         return functional.gelu(X, Approximation=self.Approximation)
+
+
+class IdentityLayer(Layer):
+    """MATLAB's ``identityLayer`` (R2024b): a layer whose output is identical to its input.
+
+    MATLAB uses it for skip connections; the input passes on as it is (the same dlarray, any
+    format, any dtype).
+
+    Examples:
+        >>> X = dlf.dlarray(torch.randn(4, 3, 2), "CBT")
+        >>> dlf.identityLayer(Name="skip")(X) is X
+        True
+    """
+
+    default_name = "identity"
+
+    def predict(self, X: Any) -> Any:
+        return X
 
 
 def _probability(positional: bool) -> Property:
@@ -368,6 +409,8 @@ eluLayer = matlab_constructor(ELULayer, "eluLayer")
 tanhLayer = matlab_constructor(TanhLayer, "tanhLayer")
 sigmoidLayer = matlab_constructor(SigmoidLayer, "sigmoidLayer")
 swishLayer = matlab_constructor(SwishLayer, "swishLayer")
+mishLayer = matlab_constructor(MishLayer, "mishLayer")
+identityLayer = matlab_constructor(IdentityLayer, "identityLayer")
 softplusLayer = matlab_constructor(SoftplusLayer, "softplusLayer")
 preluLayer = matlab_constructor(PReLULayer, "preluLayer")
 geluLayer = matlab_constructor(GELULayer, "geluLayer")

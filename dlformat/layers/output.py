@@ -1,5 +1,6 @@
 """MATLAB's output layers: ``classificationLayer``, ``regressionLayer``, ``pixelClassificationLayer``,
-and the bases of custom output layers, ``nnet.layer.ClassificationLayer`` and ``nnet.layer.RegressionLayer``.
+``dicePixelClassificationLayer``, and the bases of custom output layers,
+``nnet.layer.ClassificationLayer`` and ``nnet.layer.RegressionLayer``.
 
 An output layer ends a ``layerGraph`` or a layer array for ``assembleNetwork`` (MATLAB's
 legacy ``trainNetwork`` workflow): it has one input and no outputs, passes its input through
@@ -17,18 +18,20 @@ import torch
 from .. import _validate
 from .._dlarray import DLArray, as_dlarray, require_dimensions, require_formatted
 from .._errors import DLFormatError
-from ..functional import crossentropy, mse
+from ..functional import crossentropy, generalizedDice, mse
 from ._base import Layer, matlab_constructor
 from ._properties import Property
 
 __all__ = [
     "ClassificationLayer",
     "ClassificationOutputLayer",
+    "DicePixelClassificationLayer",
     "OutputLayer",
     "PixelClassificationLayer",
     "RegressionLayer",
     "RegressionOutputLayer",
     "classificationLayer",
+    "dicePixelClassificationLayer",
     "pixelClassificationLayer",
     "regressionLayer",
 ]
@@ -250,6 +253,70 @@ class PixelClassificationLayer(_ClassificationBase):
         return as_dlarray(summed / (pixel_weights + eps))
 
 
+def _two_or_more_classes(label: str, value: object) -> str | tuple[str, ...]:
+    """``"auto"`` or at least two class names: MathWorks' source of the layer refuses fewer
+    (``vision:semanticseg:MultiClass``)."""
+    classes = _classes(label, value)
+    if classes != "auto" and len(classes) < 2:
+        raise DLFormatError(f"{label} must name two or more classes; got {list(classes)}")
+    return classes
+
+
+class DicePixelClassificationLayer(ClassificationLayer):
+    """Computer Vision Toolbox's ``dicePixelClassificationLayer``: the generalized Dice loss of
+    segmentation scores, for ``trainNetwork`` (MATLAB marks the layer "to be removed", in favour of
+    ``trainnet`` with ``generalizedDice``).
+
+    ``forwardLoss(Y, T)`` is ``Σₙ (1 − dₙ) / N``, ``dₙ`` the generalized Dice similarity
+    (:func:`dlformat.functional.generalizedDice`) of observation ``n``'s scores and one-hot
+    targets and ``N`` the number of observations: MathWorks' own implementation of the layer
+    (``nnet.internal.cnn.layer.GeneralizedDiceLoss``, 2019–2021). Pixels whose targets are all zero
+    (undefined labels) add nothing to the class sizes and intersections, and their scores' squares
+    still add to the unions, as that implementation computes them. ``Classes`` is ``"auto"``
+    (set by training) or two or more names; ``OutputSize`` is their number.
+
+    Examples:
+        >>> layer = dlf.dicePixelClassificationLayer(Classes=["sky", "road"])
+        >>> Y = dlf.dlarray(torch.tensor([[0.9, 0.1], [0.2, 0.8]]).reshape(2, 1, 2, 1), "SSCB")
+        >>> T = dlf.dlarray(torch.tensor([[1.0, 0.0], [0.0, 1.0]]).reshape(2, 1, 2, 1), "SSCB")
+        >>> layer.LossFunction, round(float(dlf.extractdata(layer.forwardLoss(Y, T))), 6)  # 1 − 3.4/3.5
+        ('generalizedDiceLoss', 0.028571)
+    """
+
+    default_name = "classoutput"  # the DefaultName of MathWorks' GeneralizedDiceLoss
+    matlab_type = "Dice Pixel Classification Layer"
+    LossFunction = "generalizedDiceLoss"
+    Description = "Generalized Dice loss"
+
+    Classes = Property(
+        _two_or_more_classes,
+        default="auto",
+        read_only=True,
+        doc='"auto" (set by training) or two or more class names, in order.',
+    )
+
+    @property
+    def OutputSize(self) -> int | str:
+        """The number of classes: ``"auto"`` until Classes is known."""
+        return "auto" if self.Classes == "auto" else len(self.Classes)
+
+    def forwardLoss(self, Y: Any, T: Any) -> DLArray:
+        """``Σₙ (1 − generalizedDice(Y, T)ₙ) / N`` over the ``N`` observations (see the class)."""
+        scores: DLArray = require_dimensions(Y, "SC", self._caller)
+        classes = scores.shape[scores._fmt.index("C")]
+        if self.OutputSize != "auto" and classes != self.OutputSize:
+            raise DLFormatError(
+                f'{self._caller()}: the predictions have {classes} channels ("C"); the layer has '
+                f"{self.OutputSize} classes"
+            )
+        try:
+            dice = generalizedDice(scores, T)
+        except DLFormatError as error:
+            raise DLFormatError(f"{self._caller()}: {error}") from None
+        observations = scores.shape[scores._fmt.index("B")] if "B" in scores._fmt else 1
+        return DLArray._wrap((1 - dice._data).sum() / observations, "")
+
+
 class RegressionLayer(OutputLayer):
     """MATLAB's ``nnet.layer.RegressionLayer``: the base of custom regression output layers.
 
@@ -302,4 +369,7 @@ class RegressionOutputLayer(RegressionLayer):
 
 classificationLayer = matlab_constructor(ClassificationOutputLayer, "classificationLayer")
 pixelClassificationLayer = matlab_constructor(PixelClassificationLayer, "pixelClassificationLayer")
+dicePixelClassificationLayer = matlab_constructor(
+    DicePixelClassificationLayer, "dicePixelClassificationLayer"
+)
 regressionLayer = matlab_constructor(RegressionOutputLayer, "regressionLayer")

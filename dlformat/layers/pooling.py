@@ -2,6 +2,9 @@
 ``globalMaxPooling1dLayer``/``2d``/``3d`` and ``globalAveragePooling1dLayer``/``2d``/``3d``: thin
 wrappers of :func:`dlformat.functional.maxpool` and :func:`dlformat.functional.avgpool`.
 
+``maxPooling2dLayer(..., HasUnpoolingOutputs=true)`` adds the outputs ``indices`` and ``size`` that
+``maxUnpooling2dLayer`` takes (see :class:`MaxUnpooling2DLayer`).
+
 The layers slide over the input's ``S`` dimensions, or ``T`` standing in for the last one
 (``"CBT"`` for the 1-D layers, ``"SCBT"`` for the 2-D ones); see :mod:`._window`. The global layers
 keep pooled ``S`` dimensions as singletons; the 1-D ones pool a ``"CBT"`` sequence's ``T`` away
@@ -12,11 +15,14 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from .._dlarray import DLArray, require_dimensions
+import torch
+
+from .. import _validate
+from .._dlarray import DLArray, require_dimensions, require_formatted
 from .._errors import DLFormatError
-from ..functional import _sliding, avgpool, maxpool
+from ..functional import _sliding, avgpool, maxpool, maxunpool
 from ..functional._common import floating_data
-from ._base import matlab_constructor
+from ._base import Layer, matlab_constructor
 from ._properties import Property
 from ._window import PaddedLayer, WindowLayer, padding_property, sizes_property, slid_labels
 
@@ -33,6 +39,7 @@ __all__ = [
     "MaxPooling1DLayer",
     "MaxPooling2DLayer",
     "MaxPooling3DLayer",
+    "MaxUnpooling2DLayer",
     "averagePooling1dLayer",
     "averagePooling2dLayer",
     "averagePooling3dLayer",
@@ -45,16 +52,8 @@ __all__ = [
     "maxPooling1dLayer",
     "maxPooling2dLayer",
     "maxPooling3dLayer",
+    "maxUnpooling2dLayer",
 ]
-
-
-def _no_unpooling(name: str, value: Any) -> bool:
-    if value is not False and value not in (0,):
-        raise DLFormatError(
-            f"{name} true (the indices and sizes outputs for maxUnpooling2dLayer) is not supported by "
-            "dlformat; leave it false"
-        )
-    return False
 
 
 class _Pooling(PaddedLayer):
@@ -112,8 +111,10 @@ class _MaxPooling(_Pooling):
         "extra": {
             1: "",
             2: """
-        HasUnpoolingOutputs: ``False`` (default); ``True`` (MATLAB's extra outputs for
-            ``maxUnpooling2dLayer``) is not supported and raises an error.""",
+        HasUnpoolingOutputs: ``False`` (default); ``True`` adds MATLAB's outputs ``indices`` (the
+            1-based linear index into the input of each region's maximum, formatted as the
+            pooled output) and ``size`` (the input's size, an unformatted row of sizes), which
+            :class:`MaxUnpooling2DLayer` takes.""",
             3: "",
         },
     }
@@ -161,8 +162,30 @@ class MaxPooling2DLayer(_MaxPooling, dims=2):
     """
 
     HasUnpoolingOutputs = Property(
-        _no_unpooling, default=False, read_only=True, doc="Must be False: unpooling outputs are not ported."
+        _validate.flag,
+        default=False,
+        read_only=True,
+        doc='Outputs "indices" and "size" too, for maxUnpooling2dLayer.',
     )
+
+    def _check_properties(self) -> None:
+        super()._check_properties()
+        # MATLAB's output names with unpooling outputs (its connectLayers source: 'out',
+        # 'indices', 'size')
+        self._ports["out"] = ("out", "indices", "size") if self.HasUnpoolingOutputs else ("out",)
+
+    def predict(self, X: DLArray) -> Any:
+        if not self.HasUnpoolingOutputs:
+            return super().predict(X)
+        X = require_dimensions(X, "C", self._caller)
+        X = DLArray._wrap(floating_data(X._data, self._caller()), X._fmt)
+        options = {name: self._properties[name] for name in self._passed}
+        pooled, indices, size = maxpool(
+            X, self.PoolSize, PoolFormat=self._slid(X._fmt), ReturnIndices=True, **options
+        )
+        # the size travels through the network as data: an unformatted 1×n row of the input's sizes
+        sizes = DLArray._wrap(torch.tensor([list(size)], dtype=torch.float64, device=X.device), "")
+        return pooled, indices, sizes
 
 
 class MaxPooling3DLayer(_MaxPooling, dims=3):
@@ -285,9 +308,47 @@ class GlobalAveragePooling2DLayer(_GlobalAveragePooling, dims=2): ...
 class GlobalAveragePooling3DLayer(_GlobalAveragePooling, dims=3): ...
 
 
+class MaxUnpooling2DLayer(Layer):
+    """MATLAB's ``maxUnpooling2dLayer``: unpools the output of a 2-D max pooling layer.
+
+    Inputs, as MATLAB names them: ``in`` (the feature map to unpool), ``indices`` and ``size``
+    (the outputs of the same names of a ``maxPooling2dLayer`` with ``HasUnpoolingOutputs=True``).
+    The output has the size ``size`` and ``in``'s format: zeros, with each element of ``in`` at its
+    index (:func:`dlformat.functional.maxunpool`). Connect ``indices`` and ``size`` with
+    ``connectLayers(net, "maxpool/indices", "unpool/indices")`` and ``".../size"``.
+
+    Args:
+        Name: the layer name (automatic names: ``maxunpool``, ``maxunpool_1``, ...).
+
+    Examples:
+        >>> pool = dlf.maxPooling2dLayer(2, Stride=2, HasUnpoolingOutputs=True)
+        >>> X = dlf.dlarray(torch.arange(16.0).reshape(4, 4, 1, 1), "SSCB")
+        >>> Y, indices, size = pool(X)
+        >>> Z = dlf.maxUnpooling2dLayer()(Y, indices, size)
+        >>> pool.OutputNames, dlf.dims(Z), dlf.extractdata(Z)[:2, :2, 0, 0].tolist()
+        (('out', 'indices', 'size'), 'SSCB', [[0.0, 0.0], [0.0, 5.0]])
+    """
+
+    default_name = "maxunpool"
+    matlab_type = "2-D Max Unpooling"
+    default_inputs = 3
+
+    def _check_properties(self) -> None:
+        self._ports["in"] = ("in", "indices", "size")
+
+    def predict(self, X: DLArray, indices: Any, size: Any) -> DLArray:
+        X = require_formatted(X, self._caller)
+        sizes = size._data if isinstance(size, DLArray) else torch.as_tensor(size)
+        try:
+            return maxunpool(X, indices, sizes.reshape(-1).tolist())
+        except DLFormatError as error:
+            raise DLFormatError(f"{self._caller()}: {error}") from None
+
+
 maxPooling1dLayer = matlab_constructor(MaxPooling1DLayer, "maxPooling1dLayer")
 maxPooling2dLayer = matlab_constructor(MaxPooling2DLayer, "maxPooling2dLayer")
 maxPooling3dLayer = matlab_constructor(MaxPooling3DLayer, "maxPooling3dLayer")
+maxUnpooling2dLayer = matlab_constructor(MaxUnpooling2DLayer, "maxUnpooling2dLayer")
 averagePooling1dLayer = matlab_constructor(AveragePooling1DLayer, "averagePooling1dLayer")
 averagePooling2dLayer = matlab_constructor(AveragePooling2DLayer, "averagePooling2dLayer")
 averagePooling3dLayer = matlab_constructor(AveragePooling3DLayer, "averagePooling3dLayer")

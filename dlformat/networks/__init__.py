@@ -29,6 +29,7 @@ from ._legacy import (
     layerGraph,
 )
 from ._minibatch import minibatchpredict
+from ._nested import NetworkLayer, NeuralODELayer, networkLayer, neuralODELayer
 
 __all__ = [
     "DAGNetwork",
@@ -36,6 +37,8 @@ __all__ = [
     "LayerArray",
     "LayerGraph",
     "NetworkAnalysis",
+    "NetworkLayer",
+    "NeuralODELayer",
     "SeriesNetwork",
     "addLayers",
     "analyzeNetwork",
@@ -49,6 +52,8 @@ __all__ = [
     "initialize",
     "layerGraph",
     "minibatchpredict",
+    "networkLayer",
+    "neuralODELayer",
     "predict",
     "predictAndUpdateState",
     "removeLayers",

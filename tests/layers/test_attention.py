@@ -433,3 +433,41 @@ def test_the_mask_input_and_scores_output_are_network_ports():
     assert (dlf.dims(Y), dlf.dims(scores), tuple(scores.shape)) == ("CB", "UUUU", (6, 6, 2, 2))
     weights = dlf.stripdims(scores).detach()
     assert bool((weights[4:, :, :, 0] == 0).all()) and bool((weights[4:, :, :, 1] > 0).all())
+
+
+# -- "CB" data: each observation a sequence of one element (issue 23 item 8) -----------------------
+
+
+@pytest.mark.parametrize("mask", ["none", "causal"])
+def test_self_attention_on_cb_data_is_one_element_sequences(mask):
+    """A real CNN-BiLSTM-attention script feeds selfAttentionLayer the "CB" output of
+    bilstmLayer(..., OutputMode="last"). Each observation is one element: its softmax over one key
+    is 1, so the output is OutputWeights·(ValueWeights·x + ValueBias) + OutputBias, and the weights
+    the scores output shows are all 1."""
+    layer = dlf.selfAttentionLayer(2, 8, AttentionMask=mask, HasScoresOutput=True, dtype=torch.float64)
+    x = np.random.default_rng(3).standard_normal((6, 4))
+    Y, scores = layer(dlf.dlarray(torch.from_numpy(x), "CB"))
+    w = projections(layer)
+    expected = w["OutputWeights"] @ (w["ValueWeights"] @ x + w["ValueBias"]) + w["OutputBias"]
+    assert dlf.dims(Y) == "CB" and tuple(Y.shape) == (6, 4)
+    np.testing.assert_allclose(dlf.extractdata(Y).numpy(), expected, rtol=1e-12, atol=1e-14)
+    # the general reference on a length-1 sequence agrees, and so does the layer on "CBT" data
+    reference, weights = self_attention_reference(layer, x[:, :, None], [np.ones((1, 1), bool)] * 4)
+    np.testing.assert_allclose(expected, reference[:, :, 0], rtol=1e-12)
+    assert tuple(scores.shape) == (1, 1, 2, 4) and np.array_equal(weights, np.ones((1, 1, 2, 4)))
+    np.testing.assert_array_equal(dlf.extractdata(scores).numpy(), weights)
+    sequence = layer(dlf.dlarray(torch.from_numpy(x)[:, :, None], "CBT"))[0]
+    torch.testing.assert_close(dlf.extractdata(sequence)[:, :, 0], dlf.extractdata(Y), rtol=0, atol=0)
+
+
+def test_self_attention_on_cb_data_in_a_network_after_a_bilstm():
+    layers = [
+        dlf.sequenceInputLayer(3),
+        dlf.bilstmLayer(4, OutputMode="last"),
+        dlf.selfAttentionLayer(1, 2),
+        dlf.fullyConnectedLayer(1),
+    ]
+    net = dlf.dlnetwork(layers)
+    Y = net.predict(dlf.dlarray(torch.randn(3, 5, 7), "CBT"))
+    assert dlf.dims(Y) == "CB" and tuple(Y.shape) == (1, 5)
+    assert tuple(net.Layers[2].QueryWeights.shape) == (2, 8)

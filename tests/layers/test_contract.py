@@ -44,6 +44,7 @@ LAYERS = [
     ),
     pytest.param(lambda **kw: dlf.sequenceInputLayer(3, Name="in"), "CBT", (3, 2, 7), id="sequenceInput"),
     pytest.param(lambda **kw: dlf.featureInputLayer(5), "CB", (5, 4), id="featureInput"),
+    pytest.param(lambda **kw: dlf.inputLayer([3, 2, 7], "CBT", Name="in"), "CBT", (3, 2, 7), id="input"),
     pytest.param(
         lambda **kw: dlf.imageInputLayer([4, 5, 3], Normalization="none", Name="image"),
         "SSCB",
@@ -204,6 +205,8 @@ LAYERS = [
     pytest.param(lambda **kw: dlf.sigmoidLayer(), "CBT", (3, 2, 4), id="sigmoid"),
     pytest.param(lambda **kw: dlf.swishLayer(), "SSCB", (2, 3, 4, 2), id="swish"),
     pytest.param(lambda **kw: dlf.softplusLayer(), "CB", (3, 4), id="softplus"),
+    pytest.param(lambda **kw: dlf.mishLayer(Name="mish"), "SCBT", (5, 3, 2, 4), id="mish"),
+    pytest.param(lambda **kw: dlf.identityLayer(), "SSCB", (2, 3, 4, 2), id="identity"),
     pytest.param(lambda **kw: dlf.preluLayer(Name="prelu", **kw), "SSCB", (2, 3, 4, 2), id="prelu"),
     pytest.param(
         lambda **kw: dlf.preluLayer(Alpha=torch.full((1, 1, 4), 0.1), **kw),
@@ -220,6 +223,12 @@ LAYERS = [
     ),
     pytest.param(lambda **kw: dlf.regressionLayer(ResponseNames=["y"]), "CBT", (1, 2, 5), id="regression"),
     pytest.param(lambda **kw: dlf.pixelClassificationLayer(), "SSCB", (3, 4, 2, 2), id="pixelClassification"),
+    pytest.param(
+        lambda **kw: dlf.dicePixelClassificationLayer(Classes=["a", "b"]),
+        "SSCB",
+        (3, 4, 2, 2),
+        id="dicePixelClassification",
+    ),
     pytest.param(
         lambda **kw: dlf.spatialDropoutLayer(Probability=0.2), "SSCB", (3, 4, 5, 2), id="spatialDropout"
     ),
@@ -277,6 +286,7 @@ LAYERS = [
         lambda **kw: dlf.maxPooling2dLayer(3, Padding="same"), "SSCB", (5, 4, 3, 2), id="maxPooling2d"
     ),
     pytest.param(lambda **kw: dlf.maxPooling3dLayer(2), "SSSCB", (3, 4, 5, 2, 2), id="maxPooling3d"),
+    pytest.param(lambda **kw: dlf.maxUnpooling2dLayer(), "SSCB", (4, 6, 3, 2), id="maxUnpooling2d"),
     pytest.param(
         lambda **kw: dlf.averagePooling1dLayer(3, Padding="same", PaddingValue="mean"),
         "SCB",
@@ -330,9 +340,12 @@ def call(layer, X):
     """A layer's output for ``X`` fed to every input it has (an input layer takes the data itself).
 
     A sequence unfolding layer's second input is the mini-batch size (2: ``B`` = 2 sequences ×
-    ``T``); of a sequence folding layer's two outputs the data, the first, is checked."""
+    ``T``); of a sequence folding layer's two outputs the data, the first, is checked; a max
+    unpooling layer gets the three outputs of a max pooling layer on ``X``."""
     if isinstance(layer, dlf.SequenceUnfoldingLayer):
         return layer(X, 2)
+    if isinstance(layer, dlf.MaxUnpooling2DLayer):  # unpools what a max pooling layer gives it
+        return layer(*dlf.maxPooling2dLayer(2, Stride=2, HasUnpoolingOutputs=True)(X))
     Y = layer(*[X] * max(layer.NumInputs, 1))
     return Y[0] if isinstance(layer, dlf.SequenceFoldingLayer) else Y
 
@@ -343,6 +356,7 @@ ROLE_INPUTS = {
     dlf.SequenceUnfoldingLayer: ("in", "miniBatchSize"),
     dlf.AttentionLayer: ("query", "key", "value", "mask"),
     dlf.SelfAttentionLayer: ("in", "mask"),
+    dlf.MaxUnpooling2DLayer: ("in", "indices", "size"),
 }
 
 

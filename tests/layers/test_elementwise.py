@@ -74,6 +74,9 @@ ACTIVATIONS = [
     (lambda: dlf.sigmoidLayer(), numpy_sigmoid),
     (lambda: dlf.swishLayer(), lambda x: x * numpy_sigmoid(x)),
     (lambda: dlf.softplusLayer(), lambda x: np.log1p(np.exp(x))),
+    # mishLayer: x·tanh(ln(1 + eˣ)), the formula of MathWorks' (dlhdl.layer.)mishLayer page
+    (lambda: dlf.mishLayer(), lambda x: x * np.tanh(np.logaddexp(0, x))),
+    (lambda: dlf.identityLayer(), lambda x: x),
     (lambda: dlf.preluLayer(), lambda x: np.where(x > 0, x, 0.25 * x)),
 ]
 
@@ -124,6 +127,8 @@ def test_activation_properties_defaults_and_names():
         dlf.swishLayer(),
         dlf.softplusLayer(),
         prelu,
+        dlf.mishLayer(),
+        dlf.identityLayer(),
     ]
     assert [layer.default_name for layer in layers] == [
         "leakyrelu",
@@ -134,6 +139,8 @@ def test_activation_properties_defaults_and_names():
         "swish",
         "softplus",
         "prelu",
+        "mish",
+        "identity",
     ]
     assert [layer.matlab_type for layer in layers[:3]] == ["Leaky ReLU", "Clipped ReLU", "ELU"]
 
@@ -216,3 +223,24 @@ def test_activation_layers_compute_what_their_functions_do(layer, function, data
         ours = torch.autograd.grad((Y._data * upstream).sum(), x)
         theirs = torch.autograd.grad((expected._data * upstream).sum(), x)
         torch.testing.assert_close(ours, theirs, rtol=0, atol=0)
+
+
+def test_mish_gradient_is_its_derivative():
+    """d/dx x·tanh(sp(x)) = tanh(sp(x)) + x·(1 − tanh²(sp(x)))·σ(x), sp the softplus."""
+    x = torch.linspace(-8, 8, 33, dtype=torch.float64, requires_grad=True)
+    dlf.stripdims(dlf.mishLayer()(dlf.dlarray(x[:, None], "CB"))).sum().backward()
+    v = x.detach().numpy()
+    t = np.tanh(np.logaddexp(0, v))
+    np.testing.assert_allclose(x.grad.numpy(), t + v * (1 - t**2) * numpy_sigmoid(v), rtol=1e-12, atol=1e-15)
+
+
+def test_identity_passes_its_input_itself_in_any_dtype():
+    X = dlf.dlarray(torch.arange(6, dtype=torch.int64).reshape(2, 3), "CB")
+    layer = dlf.identityLayer(Name="skip")
+    assert layer(X) is X and layer(X, training=True) is X
+    assert (layer.NumInputs, layer.InputNames, layer.NumOutputs, layer.OutputNames) == (
+        1,
+        ("in",),
+        1,
+        ("out",),
+    )

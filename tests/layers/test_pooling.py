@@ -160,8 +160,8 @@ def test_properties_as_matlab_stores_them():
         (lambda: dlf.maxPooling2dLayer(2, Padding="valid"), r'Padding must be one of "same"'),
         (lambda: dlf.maxPooling2dLayer(2, Padding=2), r"must be smaller than PoolSize \[2, 2\]"),
         (
-            lambda: dlf.maxPooling2dLayer(2, HasUnpoolingOutputs=True),
-            r"HasUnpoolingOutputs true .* not supported",
+            lambda: dlf.maxPooling2dLayer(2, HasUnpoolingOutputs=2),
+            r"HasUnpoolingOutputs must be",
         ),
         (lambda: dlf.averagePooling2dLayer(2, PaddingValue=1), r'PaddingValue must be 0 or "mean"'),
         (lambda: dlf.averagePooling1dLayer(2, PaddingValue="max"), r'PaddingValue must be one of "mean"'),
