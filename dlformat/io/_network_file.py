@@ -88,7 +88,8 @@ def read_network_file(path: str | os.PathLike[str]) -> Any:
     """The network of a file :func:`write_network_file` wrote (no classes are unpickled)."""
     from .. import layers as layer_classes
     from ..layers import Layer
-    from ._network import NETWORK_CLASSES, assemble
+    from ._mcos import NETWORK_CLASSES
+    from ._network import assemble
 
     try:
         data = torch.load(Path(path), weights_only=True, map_location="cpu")

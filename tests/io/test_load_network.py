@@ -393,7 +393,9 @@ def test_a_file_without_a_network(tmp_path):
 
     savemat(tmp_path / "plain.mat", {"x": np.ones((2, 2))})
     with pytest.raises(
-        DLFormatError, match=r"saves no SeriesNetwork, DAGNetwork or dlnetwork; its variables: x \(double\)"
+        DLFormatError,
+        match=r"saves no SeriesNetwork, DAGNetwork, dlnetwork, LayerGraph or Layer array; "
+        r"its variables: x \(double\)",
     ):
         load_network(tmp_path / "plain.mat")
 
