@@ -1217,11 +1217,12 @@ def saved_network(value: Any, variable: str, listed_as: str) -> SavedNetwork:
     whose object reference names another object)."""
     from ._mcos import _layer, layer_array, layer_graph
 
-    if isinstance(value, SavedNetwork):
+    kind = readable_kind(listed_as)
+    if isinstance(value, SavedNetwork) and value.kind in (kind, None):
         return value
-    if isinstance(value, MatlabObject) and value.classname == GRAPH_CLASS:
+    if isinstance(value, MatlabObject) and value.classname == GRAPH_CLASS and kind == LAYER_GRAPH:
         return layer_graph(value, variable)
-    if readable_kind(listed_as) == LAYER_ARRAY:
+    if kind == LAYER_ARRAY:
         if isinstance(value, np.ndarray) and value.dtype == object and value.size:
             if all(isinstance(item, SavedLayer) for item in value.ravel()):
                 return layer_array(tuple(value.ravel(order="F")), variable)
