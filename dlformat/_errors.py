@@ -5,11 +5,13 @@ from __future__ import annotations
 import reprlib
 from typing import Any
 
-__all__ = ["DLFormatError", "LayerError", "TensorMethodError", "cut", "shown"]
+__all__ = ["MESSAGE_LIMIT", "DLFormatError", "LayerError", "TensorMethodError", "cut", "reason", "shown"]
 
 # The most characters of a value an error message quotes: a file or caller may hand over a
-# 200 MiB string, which a message must not repeat (issue 24 item 8).
+# 200 MiB string, which a message must not repeat (issue 24 item 8); and of another message (a
+# reader's, a library's) that one quotes whole.
 QUOTE_LIMIT = 200
+MESSAGE_LIMIT = 2000
 
 
 def cut(text: str, limit: int = QUOTE_LIMIT) -> str:
@@ -17,6 +19,12 @@ def cut(text: str, limit: int = QUOTE_LIMIT) -> str:
     if len(text) <= limit:
         return text
     return f"{text[:limit]}... ({len(text):,} characters in all)"
+
+
+def reason(error: BaseException) -> str:
+    """Another error's message, quoted in one's own (a reader's, a library's): cut to
+    ``MESSAGE_LIMIT`` characters."""
+    return cut(str(error), MESSAGE_LIMIT)
 
 
 class _Shown(reprlib.Repr):

@@ -13,7 +13,7 @@ from typing import Any
 
 from . import _layer_fixtures
 from ._display import text_table
-from ._errors import DLFormatError, cut
+from ._errors import MESSAGE_LIMIT, DLFormatError, cut
 from ._validate import matlab_size
 from ._version import __version__
 
@@ -269,10 +269,11 @@ def _show_network(path: str, variable: str, custom: dict[str, Any] | None = None
     load_network cannot map (``custom``: the replacements of ``--custom-layers``)."""
     from ._display import learnables_summary
     from .io import _network
+    from .io._mcos import LAYER_ARRAY
 
     saved = _network.read_saved(path, variable)
     version = "" if saved.version is None else f" (saveobj version {saved.version})"
-    kind = "Layer array" if saved.kind == _network.LAYER_ARRAY else saved.kind
+    kind = "Layer array" if saved.kind == LAYER_ARRAY else saved.kind
     print(f"{variable}: {kind}{version}, {len(saved.layers)} layers")
     try:
         net = _network.build(saved, custom)
@@ -310,7 +311,8 @@ def _show_network(path: str, variable: str, custom: dict[str, Any] | None = None
     for name, classes in saved.classes.items():
         if not classes:  # an untrained output layer's "auto"
             continue
-        print(f"classes of '{cut(name, 80)}' ({len(classes)}): {cut(', '.join(map(str, classes)), 2000)}")
+        listed = cut(", ".join(map(str, classes)), MESSAGE_LIMIT)
+        print(f"classes of '{cut(name, 80)}' ({len(classes)}): {listed}")
     if net is None:
         print(f"load_network cannot load {variable!r}: {problem}")
 

@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse
 
-from .._errors import DLFormatError
+from .._errors import DLFormatError, cut
 from . import _matv5
 
 # dlformat is installed from its repository, not from a package registry: name the extra and
@@ -418,7 +418,7 @@ def _object(value: Any, path: str, seen: dict[int, Any]) -> Any:
         return MatlabObject(value.classname, {})
     if not isinstance(properties, dict):
         raise DLFormatError(
-            f"variable {path!r} holds a {value.classname} object that mat-io could not decode"
+            f"variable {cut(path)!r} holds a {value.classname} object that mat-io could not decode"
         )
     if value.classname in NETWORK_CLASSES:
         seen[id(value)] = described = network(value, path)
@@ -453,7 +453,7 @@ def _function(value: np.ndarray, path: str, seen: dict[int, Any]) -> FunctionHan
         struct = struct[0, 0]["function_handle"]
     fields = plain(struct, path, seen)
     if not isinstance(fields, dict):
-        raise DLFormatError(f"variable {path!r} holds a function handle of an unknown layout")
+        raise DLFormatError(f"variable {cut(path)!r} holds a function handle of an unknown layout")
     text = str(fields.get("function", ""))
     match = _FUNCTION_TEXT.match(text)  # anonymous functions are saved as "sf%<n>@(...)..."
     return FunctionHandle(
@@ -475,7 +475,7 @@ def network(value: Any, variable: str) -> SavedNetwork:
     if kind == "dlnetwork":
         layer_graph = saved.get("LayerGraph")
         if not isinstance(layer_graph, MatlabObject):
-            raise DLFormatError(f"variable {variable!r}: the dlnetwork saves no LayerGraph object")
+            raise DLFormatError(f"variable {cut(variable)!r}: the dlnetwork saves no LayerGraph object")
         layers, connections = graph_parts(layer_graph, f"{variable}.LayerGraph")
     else:
         layers, connections = _graph_parts(saved, variable, kind)
@@ -562,7 +562,7 @@ def _graph_parts(
     if isinstance(layers_value, (MatlabObject, SavedLayer)):  # one layer: saved as a scalar object
         layers_value = np.array([layers_value], dtype=object)
     if not isinstance(layers_value, np.ndarray) or layers_value.dtype != object:
-        raise DLFormatError(f"variable {variable!r}: the {kind} saves no Layers array")
+        raise DLFormatError(f"variable {cut(variable)!r}: the {kind} saves no Layers array")
     layers = tuple(
         item if isinstance(item, SavedLayer) else _layer(item, f"{variable}.Layers({i})")
         for i, item in enumerate(layers_value.ravel(order="F"), 1)
@@ -578,13 +578,13 @@ def _saveobj(value: Any, path: str) -> dict[str, Any]:
 def _saveobj_properties(obj: MatlabObject, path: str) -> dict[str, Any]:
     saved = obj.properties.get("any")
     if not isinstance(saved, dict):
-        raise DLFormatError(f"variable {path!r}: the {obj.classname} object holds no saveobj struct")
+        raise DLFormatError(f"variable {cut(path)!r}: the {obj.classname} object holds no saveobj struct")
     return saved
 
 
 def _layer(item: Any, path: str) -> SavedLayer:
     if not isinstance(item, MatlabObject):
-        raise DLFormatError(f"variable {path!r} is not a layer object (it is a {type(item).__name__})")
+        raise DLFormatError(f"variable {cut(path)!r} is not a layer object (it is a {type(item).__name__})")
     saved = item.properties.get("any")
     if isinstance(saved, dict):  # a built-in layer: its saveobj struct
         properties = dict(saved)
@@ -607,7 +607,7 @@ def _layer(item: Any, path: str) -> SavedLayer:
         expression = handle.text
     name = properties.get("Name")
     if not isinstance(name, str):
-        raise DLFormatError(f"variable {path!r}: the {item.classname} layer saves no Name")
+        raise DLFormatError(f"variable {cut(path)!r}: the {item.classname} layer saves no Name")
     return SavedLayer(name, item.classname, version, properties, learnables, state, expression)
 
 
@@ -649,7 +649,7 @@ def _connections(table: Any, variable: str) -> tuple[tuple[str, str], ...]:
         return ()
     columns = getattr(table, "columns", None)
     if columns is None or "Source" not in columns or "Destination" not in columns:
-        raise DLFormatError(f"variable {variable!r}: its Connections are not a Source/Destination table")
+        raise DLFormatError(f"variable {cut(variable)!r}: its Connections are not a Source/Destination table")
     pairs = []
     for source, destination in zip(table["Source"], table["Destination"], strict=True):
         pairs.append((_one_name(source, variable), _one_name(destination, variable)))
@@ -659,7 +659,7 @@ def _connections(table: Any, variable: str) -> tuple[tuple[str, str], ...]:
 def _one_name(value: Any, variable: str) -> str:
     names = _names(plain(value, variable) if not isinstance(value, str) else value)
     if len(names) != 1:
-        raise DLFormatError(f"variable {variable!r}: a connection names {names!r}, not one layer")
+        raise DLFormatError(f"variable {cut(variable)!r}: a connection names {names!r}, not one layer")
     return names[0]
 
 
