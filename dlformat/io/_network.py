@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from .._errors import DLFormatError, cut, shown
+from .._errors import MESSAGE_LIMIT, DLFormatError, cut, shown
 from ._mcos import (
     GRAPH_CLASS,
     LAYER_ARRAY,
@@ -165,10 +165,13 @@ def _flag(layer: SavedLayer, field: str, default: bool | None = None) -> bool:
 
 def _auto(read: Callable[[SavedLayer, str], Any]) -> Callable[[SavedLayer, str], Any]:
     """``read``, or ``"auto"`` where the file saves ``[]`` (a size MATLAB fixes from the data:
-    an untrained layer array saves ``NumChannels`` so)."""
+    an untrained layer array saves ``NumChannels`` so) or the word itself."""
 
     def reader(layer: SavedLayer, field: str) -> Any:
-        return "auto" if _empty(_value(layer, field)) else read(layer, field)
+        value = _value(layer, field)
+        if _empty(value) or (isinstance(value, str) and _text(layer, field) == "auto"):
+            return "auto"
+        return read(layer, field)
 
     return reader
 
@@ -783,7 +786,7 @@ _public("ELULayer", "eluLayer", ("Alpha", _float))
 _public("GELULayer", "geluLayer", options=(("Approximation", _text),))
 _public("PReLULayer", "preluLayer", learnables=("Alpha",))
 _public("DropoutLayer", "dropoutLayer", ("Probability", _float))
-_public("SpatialDropoutLayer", "spatialDropoutLayer", ("Probability", _float))
+_public("SpatialDropoutLayer", "spatialDropoutLayer", options=(("Probability", _float),))
 _public("AdditionLayer", "additionLayer", ("NumInputs", _int))
 _public("MultiplicationLayer", "multiplicationLayer", ("NumInputs", _int))
 _public("DepthConcatenationLayer", "depthConcatenationLayer", ("NumInputs", _int))
@@ -886,9 +889,14 @@ _RECURRENT_LEARNABLES = ("InputWeights", "RecurrentWeights", "Bias")
 def _recurrent(layer: SavedLayer, constructor: str, states: tuple[str, ...], **extra: Any) -> Any:
     for field in ("HasStateInputs", "HasStateOutputs"):
         _require(layer, field, [0.0], default=[0.0])
-    for field, default in (("StateActivationFunction", "tanh"), ("GateActivationFunction", "sigmoid")):
+    from ..functional._recurrent import GATE_ACTIVATIONS, STATE_ACTIVATIONS
+
+    for field, allowed in (
+        ("StateActivationFunction", STATE_ACTIVATIONS),
+        ("GateActivationFunction", GATE_ACTIVATIONS),
+    ):
         if _has(layer, field):
-            _require(layer, field, default)
+            extra[field] = _choice(layer, field, allowed)
     learnables: tuple[str, ...] = _RECURRENT_LEARNABLES
     if "Projected" in layer.matlab_class:
         learnables += ("InputProjector", "OutputProjector")
@@ -1064,7 +1072,7 @@ def mapped(layer: SavedLayer) -> Any:
         text = str(error)
         if text.startswith(f"layer '{cut(layer.name)}' (class "):
             raise
-        raise DLFormatError(f"{_layer_where(layer)}: {cut(text, 2000)}") from None
+        raise DLFormatError(f"{_layer_where(layer)}: {cut(text, MESSAGE_LIMIT)}") from None
 
 
 def short_class(matlab_class: str) -> str:
@@ -1088,7 +1096,8 @@ def _describe(layer: SavedLayer) -> str:
         else:
             text = shown(value)
         shown_fields.append(f"{cut(key, 80)}={text}")
-    line = f"  - '{cut(layer.name)}' (class {cut(layer.matlab_class)}): {cut(', '.join(shown_fields), 2000)}"
+    fields = cut(", ".join(shown_fields), MESSAGE_LIMIT)
+    line = f"  - '{cut(layer.name)}' (class {cut(layer.matlab_class)}): {fields}"
     if layer.expression is not None:
         line += f"\n    its MATLAB expression: {cut(layer.expression)}"
     reason = NOT_MAPPED.get(_short(layer)) if layer.matlab_class.startswith(_PACKAGE) else None
@@ -1327,13 +1336,14 @@ def _pick(path: Path, listed: list[tuple[str, str]], kinds: Mapping[str, str | N
     if not candidates:
         raise DLFormatError(
             f"{path} saves no SeriesNetwork, DAGNetwork, dlnetwork, LayerGraph or Layer array; "
-            "its variables: " + cut(", ".join(f"{name} ({kind})" for name, kind in listed if kind), 2000)
+            "its variables: "
+            + cut(", ".join(f"{name} ({kind})" for name, kind in listed if kind), MESSAGE_LIMIT)
         )
     if len(candidates) > 1:
         what = "networks" if networks else "layer graphs or layer arrays"
         raise DLFormatError(
             f"{path} saves {len(candidates)} {what}: "
-            + cut(", ".join(f"{name} ({kind})" for name, kind in candidates), 2000)
+            + cut(", ".join(f"{name} ({kind})" for name, kind in candidates), MESSAGE_LIMIT)
             + "; pick one with variable=..."
         )
     return candidates[0][0]
