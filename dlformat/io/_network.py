@@ -143,6 +143,20 @@ def _ints(layer: SavedLayer, field: str) -> list[int]:
     return [int(item) for item in values]
 
 
+def _sizes(layer: SavedLayer, field: str) -> list[int]:
+    """Sizes and counts (``FilterSize``, ``NumFilters``, ...): positive whole numbers."""
+    values = _ints(layer, field)
+    if not values or min(values) < 1:
+        raise DLFormatError(
+            f"{_where(layer, field)}: expected positive whole numbers, the file saves {shown(values)}"
+        )
+    return values
+
+
+def _size(layer: SavedLayer, field: str) -> int:
+    return int(_one(layer, field, _sizes(layer, field), "positive whole number"))
+
+
 def _one(layer: SavedLayer, field: str, values: list[Any], what: str) -> Any:
     if len(values) != 1:
         raise DLFormatError(f"{_where(layer, field)}: expected one {what}, the file saves {shown(values)}")
@@ -556,8 +570,8 @@ def _convolution(layer: SavedLayer) -> Any:
     # on "SSCBT" data, per time step, as dlformat's layer does; convolving over time is not
     _require(layer, "ConvolveOverTime", [0.0], default=[0.0])
     dims = _dims(layer)
-    filters, channels = _int(layer, "NumFilters"), _auto(_int)(layer, "NumChannels")
-    size = _ints(layer, "FilterSize")
+    filters, channels = _size(layer, "NumFilters"), _auto(_size)(layer, "NumChannels")
+    size = _sizes(layer, "FilterSize")
     shapes = {}
     if channels != "auto":
         shapes = {
@@ -580,8 +594,8 @@ def _convolution(layer: SavedLayer) -> Any:
 
 @_maps("GroupedConvolution2DLayer")
 def _grouped_convolution(layer: SavedLayer) -> Any:
-    size, filters = _ints(layer, "FilterSize"), _int(layer, "NumFiltersPerGroup")
-    groups, channels = _int(layer, "NumGroups"), _auto(_int)(layer, "NumChannelsPerGroup")
+    size, filters = _sizes(layer, "FilterSize"), _size(layer, "NumFiltersPerGroup")
+    groups, channels = _size(layer, "NumGroups"), _auto(_size)(layer, "NumChannelsPerGroup")
     shapes = {"Bias": _shaped(layer, "Bias", (1, 1, filters, groups))}
     if channels != "auto":
         shapes["Weights"] = _shaped(layer, "Weights", (*size, channels, filters, groups))
@@ -606,8 +620,8 @@ def _transposed_convolution(layer: SavedLayer) -> Any:
             f"{_where(layer, 'OutputSizeOffset')}: the value {offset} is not handled by load_network "
             "(handled: zeros)"
         )
-    size, filters = _ints(layer, "FilterSize"), _int(layer, "NumFilters")
-    channels = _auto(_int)(layer, "NumChannels")
+    size, filters = _sizes(layer, "FilterSize"), _size(layer, "NumFilters")
+    channels = _auto(_size)(layer, "NumChannels")
     shapes = {"Bias": _shaped(layer, "Bias", (*(1,) * dims, filters))}
     if channels != "auto":  # MATLAB's public layout: FilterSize × NumFilters × NumChannels
         shapes["Weights"] = _shaped(layer, "Weights", (*size, filters, channels))
@@ -671,10 +685,7 @@ def _size_product(layer: SavedLayer, field: str) -> int | str:
     H·W·C, ``[1 1 K]`` is K; ``[]`` is ``"auto"`` (dlnetworks save InputSize so)."""
     if _empty(_value(layer, field)):
         return "auto"
-    sizes = _ints(layer, field)
-    if not sizes or min(sizes) < 1:
-        raise DLFormatError(f"{_where(layer, field)}: expected positive sizes, the file saves {sizes}")
-    return math.prod(sizes)
+    return math.prod(_sizes(layer, field))
 
 
 @_maps("FullyConnectedLayer")
