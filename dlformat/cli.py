@@ -362,11 +362,13 @@ def _predict(args: argparse.Namespace) -> int:
 
     from ._dlarray import dlarray
     from .io import load_network, loadmat
+    from .io._network_file import require_network
     from .networks._legacy import LegacyNetwork
 
     net = load_network(
         args.network_file, variable=args.network, custom_layers=_custom_layers(args.custom_layers)
     )
+    require_network(net, "predict")
     value = loadmat(args.data_file, [args.variable])[args.variable]
     if not isinstance(value, np.ndarray) or value.dtype.kind not in "biuf":
         kind = f"{type(value).__name__} {getattr(value, 'dtype', '')}".strip()

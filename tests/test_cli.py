@@ -613,6 +613,22 @@ def test_inspect_shows_a_saved_layer_array(networks, capsys):
     assert lines[17] == "Total learnables: 0"
 
 
+@pytest.mark.parametrize("command", ["convert", "predict"])
+def test_convert_and_predict_of_a_layer_array_exit_1(networks, tmp_path, capsys, command):
+    """A saved layer array loads as a list of layers, which is not a network (once a raw
+    AttributeError)."""
+    _matio()
+    vikas = str(networks / "vikas_net.mat")
+    args = [vikas, str(tmp_path / "out.pt")] if command == "convert" else [vikas, vikas, "--variable", "I"]
+    assert main([command, *args, "--network", "layers"]) == 1
+    assert re.match(
+        rf"dlformat {command}: (a network file|predict) needs a network \(SeriesNetwork, DAGNetwork or "
+        r"dlnetwork\); got a list of layers \(a saved Layer array\)",
+        capsys.readouterr().err,
+    )
+    assert not (tmp_path / "out.pt").exists()
+
+
 def _broken_network_files(networks: Path, folder: Path) -> dict[str, tuple[Path, str, str]]:
     """Real network files whose network variable no longer decodes into a network, as re-saving by
     other tools and damage make them (issue 24 item 5): {case: (file, variable, decodes into)}."""

@@ -54,9 +54,12 @@ def _plain(value: Any, where: str) -> Any:
 
 
 def write_network_file(net: Any, path: str | os.PathLike[str]) -> None:
-    """Write ``net`` (what :func:`~dlformat.io.load_network` returned) as a plain-data ``.pt`` file."""
+    """Write ``net`` (what :func:`~dlformat.io.load_network` returned) as a plain-data ``.pt`` file:
+    a ``SeriesNetwork``, ``DAGNetwork`` or ``dlnetwork`` (a layer graph or layer array is not a
+    network: assemble one first)."""
     from .. import layers as layer_classes
 
+    require_network(net, "a network file")
     kind = net.matlab_class if hasattr(net, "body") else "dlnetwork"
     entries = []
     for layer in net.Layers:
@@ -83,6 +86,20 @@ def write_network_file(net: Any, path: str | os.PathLike[str]) -> None:
         },
         Path(path),
     )
+
+
+def require_network(net: Any, needed_by: str) -> None:
+    """A DLFormatError unless ``net`` is a network (what a saved layer graph or layer array gives is
+    not: the list of layers, the layerGraph)."""
+    from ..networks import DLNetwork
+    from ..networks._legacy import LegacyNetwork
+
+    if not isinstance(net, (DLNetwork, LegacyNetwork)):
+        what = "a list of layers (a saved Layer array)" if isinstance(net, list) else type(net).__name__
+        raise DLFormatError(
+            f"{needed_by} needs a network (SeriesNetwork, DAGNetwork or dlnetwork); got {what}: assemble "
+            "one first, as MATLAB does (dlf.dlnetwork(layers), dlf.assembleNetwork(lgraph))"
+        )
 
 
 def read_network_file(path: str | os.PathLike[str]) -> Any:
