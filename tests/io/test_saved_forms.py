@@ -196,8 +196,13 @@ def test_every_layer_class_is_mapped_or_has_a_documented_reason(name):
     key = f"nnet.cnn.layer.{name}"
     docs = (Path(__file__).resolve().parents[2] / "docs" / "loading_networks.md").read_text()
     if name in _network.NOT_MAPPED:
-        assert key not in _network._MAPPERS
         assert f"| `{name}` | {_network.NOT_MAPPED[name]} |" in docs
+        if key in _network._MAPPERS:  # a mapper that refuses, with the way around
+            saved = _mcos._layer(
+                _mcos.MatlabObject(key, {"any": {"Version": np.array([[1.0]]), "Name": "x"}}), "x"
+            )
+            with pytest.raises(DLFormatError, match=r"layer 'x' \(class "):
+                _network.mapped(saved)
         return
     assert key in _network._MAPPERS, (
         f"{name}: add a mapper to dlformat/io/_network.py or a reason to NOT_MAPPED"
