@@ -178,10 +178,11 @@ def test_the_saved_form_maps_back_to_the_same_layer(factory, fmt, sizes):
 
 
 def _layer_classes() -> list[str]:
-    """Every layer class dlformat implements (its public classes in dlformat.layers)."""
+    """Every layer class dlformat implements (its public classes in dlformat.layers and dlformat:
+    networkLayer's class lives with the networks)."""
     return sorted(
         name
-        for name, value in vars(dlf.layers).items()
+        for name, value in {**vars(dlf.layers), **vars(dlf)}.items()
         if inspect.isclass(value)
         and issubclass(value, Layer)
         and value is not Layer
