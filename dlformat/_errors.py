@@ -2,7 +2,63 @@
 
 from __future__ import annotations
 
-__all__ = ["DLFormatError", "LayerError", "TensorMethodError"]
+import reprlib
+from typing import Any
+
+__all__ = ["MESSAGE_LIMIT", "DLFormatError", "LayerError", "TensorMethodError", "cut", "reason", "shown"]
+
+# The most characters of a value an error message quotes: a file or caller may hand over a
+# 200 MiB string, which a message must not repeat (issue 24 item 8); and of another message (a
+# reader's, a library's) that one quotes whole.
+QUOTE_LIMIT = 200
+MESSAGE_LIMIT = 2000
+
+
+def cut(text: str, limit: int = QUOTE_LIMIT) -> str:
+    """``text`` for an error message: at most ``limit`` characters, then how long it was."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}... ({len(text):,} characters in all)"
+
+
+def reason(error: BaseException) -> str:
+    """Another error's message, quoted in one's own (a reader's, a library's): cut to
+    ``MESSAGE_LIMIT`` characters."""
+    return cut(str(error), MESSAGE_LIMIT)
+
+
+class _Shown(reprlib.Repr):
+    """``repr`` that never builds more than a bounded text: long strings, long containers and deep
+    nesting are cut before they are converted (``reprlib``), NumPy arrays and tensors described."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.maxstring = self.maxother = self.maxlong = QUOTE_LIMIT
+        self.maxlist = self.maxtuple = self.maxdict = self.maxset = self.maxarray = 8
+        self.maxlevel = 3
+
+    def repr_instance(self, x: Any, level: int) -> str:
+        shape = getattr(x, "shape", None)
+        if shape is None or not hasattr(x, "dtype") or not hasattr(x, "reshape"):
+            return cut(super().repr_instance(x, level))
+        # a NumPy array or torch tensor: its class, size, dtype and first values only
+        size = 1
+        for length in shape:
+            size *= int(length)
+        items = x.reshape(-1)[:4].tolist() if size else []
+        first = ", ".join(self.repr1(item, level - 1) for item in items)
+        more = ", ..." if size > 4 else ""
+        sizes = "×".join(str(int(length)) for length in shape) or "scalar"
+        return f"{type(x).__name__} {sizes} {x.dtype} [{first}{more}]"
+
+
+_SHOWN = _Shown()
+
+
+def shown(value: Any) -> str:
+    """``repr(value)`` for an error message quoting what a file or caller gave, cut to a bounded
+    length without ever converting all of a huge value (the one helper every such message uses)."""
+    return cut(_SHOWN.repr(value))
 
 
 class DLFormatError(ValueError):

@@ -14,7 +14,7 @@ from typing import TypeVar
 import numpy as np
 import torch
 
-from ._errors import DLFormatError
+from ._errors import DLFormatError, cut, shown
 
 T = TypeVar("T")
 
@@ -30,12 +30,12 @@ def first_argument(caller: str, value: object, kind: type[T] | tuple[type, ...],
 def describe(value: object) -> str:
     """A short, quoted description of a bad value for an error message."""
     if isinstance(value, str):
-        return f'"{value}" (a string)'
+        return f'"{cut(value)}" (a string)'
     if isinstance(value, (bool, np.bool_)):
         return f"{value} (a logical)"
     if isinstance(value, (torch.Tensor, np.ndarray)):
         return f"a {type(value).__name__} of shape {tuple(value.shape)} and dtype {value.dtype}"
-    text = repr(value)
+    text = shown(value)
     if len(text) > 60:
         text = text[:57] + "..."
     return f"{text} ({type(value).__name__})"

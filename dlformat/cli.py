@@ -13,7 +13,7 @@ from typing import Any
 
 from . import _layer_fixtures
 from ._display import text_table
-from ._errors import DLFormatError
+from ._errors import MESSAGE_LIMIT, DLFormatError, cut
 from ._validate import matlab_size
 from ._version import __version__
 
@@ -254,47 +254,53 @@ def _inspect(args: argparse.Namespace) -> int:
             f"learnables: {len(learnables)} rows" + (f", {flagged} with NaN or Inf values" if flagged else "")
         )
     for entry in entries:
-        if _network.entry_class(entry) in _network.NETWORK_CLASSES:
+        if _network.readable_kind(_network.entry_class(entry)) is not None:
             print()
             try:
                 _show_network(args.file, entry.path, custom)
-            except DLFormatError as error:  # mat-io missing, or an object it cannot decode
+            except DLFormatError as error:  # mat-io missing, or a variable that does not decode
                 print(f"{entry.path}: {error}")
     return 0
 
 
 def _show_network(path: str, variable: str, custom: dict[str, Any] | None = None) -> None:
-    """One saved network: its layers (analyzeNetwork's columns, MATLAB's class for the type), the
-    classes of its classification outputs, and what load_network cannot map (``custom``: the
-    replacements of ``--custom-layers``)."""
+    """One saved network (or layer graph, or layer array): its layers (analyzeNetwork's columns,
+    MATLAB's class for the type), the classes of its classification outputs, and what
+    load_network cannot map (``custom``: the replacements of ``--custom-layers``)."""
     from ._display import learnables_summary
-    from .io import _network, loadmat
+    from .io import _network
+    from .io._mcos import LAYER_ARRAY
 
-    saved = loadmat(path, [variable])[variable]
-    print(f"{variable}: {saved.kind} (saveobj version {saved.version}), {len(saved.layers)} layers")
+    saved = _network.read_saved(path, variable)
+    version = "" if saved.version is None else f" (saveobj version {saved.version})"
+    kind = "Layer array" if saved.kind == LAYER_ARRAY else saved.kind
+    print(f"{variable}: {kind}{version}, {len(saved.layers)} layers")
     try:
         net = _network.build(saved, custom)
     except DLFormatError as error:  # shown under the layers; the file's other networks still show
         net, problem = None, str(error)
+    # each saved layer's dlformat layer, in saved order (a layer array's names may all be empty);
     # without the network (layers it cannot map), the layers it maps still show their learnables
-    layers = (
-        {layer.Name: layer for layer in net.Layers}
-        if net is not None
-        else {layer.name: made for layer in saved.layers if (made := _mapped(layer)) is not None}
-    )
+    if isinstance(net, list):
+        made: list[Any] = net
+    elif net is not None:
+        by_name = {layer.Name: layer for layer in net.Layers}
+        made = [by_name.get(layer.name) for layer in saved.layers]
+    else:
+        made = [_mapped(layer) for layer in saved.layers]
     activations = _activations(net)
     rows, total = [], 0
-    for index, layer in enumerate(saved.layers, 1):
-        if layer.name in layers:
-            shown, count = learnables_summary(layers[layer.name])
+    for index, (layer, mapped) in enumerate(zip(saved.layers, made, strict=True), 1):
+        if mapped is not None:
+            shown, count = learnables_summary(mapped)
             total += count
         else:
             shown = "(cannot be mapped)"
         rows.append(
             (
                 str(index),
-                layer.name,
-                _network.short_class(layer.matlab_class),
+                cut(layer.name, 80),
+                cut(_network.short_class(layer.matlab_class), 80),
                 activations.get(layer.name, "-"),
                 shown or "-",
             )
@@ -303,7 +309,10 @@ def _show_network(path: str, variable: str, custom: dict[str, Any] | None = None
     if net is not None:
         print(f"Total learnables: {total:,}")
     for name, classes in saved.classes.items():
-        print(f"classes of '{name}' ({len(classes)}): {', '.join(map(str, classes))}")
+        if not classes:  # an untrained output layer's "auto"
+            continue
+        listed = cut(", ".join(map(str, classes)), MESSAGE_LIMIT)
+        print(f"classes of '{cut(name, 80)}' ({len(classes)}): {listed}")
     if net is None:
         print(f"load_network cannot load {variable!r}: {problem}")
 
@@ -353,11 +362,13 @@ def _predict(args: argparse.Namespace) -> int:
 
     from ._dlarray import dlarray
     from .io import load_network, loadmat
+    from .io._network_file import require_network
     from .networks._legacy import LegacyNetwork
 
     net = load_network(
         args.network_file, variable=args.network, custom_layers=_custom_layers(args.custom_layers)
     )
+    require_network(net, "predict")
     value = loadmat(args.data_file, [args.variable])[args.variable]
     if not isinstance(value, np.ndarray) or value.dtype.kind not in "biuf":
         kind = f"{type(value).__name__} {getattr(value, 'dtype', '')}".strip()

@@ -596,6 +596,126 @@ def test_inspect_lists_the_layers_load_network_cannot_map(
     assert "Total learnables" not in text
 
 
+def test_inspect_shows_a_saved_layer_array(networks, capsys):
+    """vikas_net.mat also saves the layer array the network was trained from (untrained: no
+    learnables, no class names); inspect shows it after the network."""
+    _matio()
+    assert main(["inspect", str(networks / "vikas_net.mat")]) == 0
+    lines = _network_section(capsys.readouterr().out, "layers")
+    assert lines[0] == "layers: Layer array, 15 layers"
+    rows = [re.split(r"\s{2,}", line.strip()) for line in lines[2:17]]
+    assert [row[-3] for row in rows[:3]] == [
+        "ImageInputLayer",
+        "Convolution2DLayer",
+        "BatchNormalizationLayer",
+    ]
+    assert all(row[-1] == "-" for row in rows)  # no learnables saved before training
+    assert lines[17] == "Total learnables: 0"
+
+
+@pytest.mark.parametrize("command", ["convert", "predict"])
+def test_convert_and_predict_of_a_layer_array_exit_1(networks, tmp_path, capsys, command):
+    """A saved layer array loads as a list of layers, which is not a network (once a raw
+    AttributeError)."""
+    _matio()
+    vikas = str(networks / "vikas_net.mat")
+    args = [vikas, str(tmp_path / "out.pt")] if command == "convert" else [vikas, vikas, "--variable", "I"]
+    assert main([command, *args, "--network", "layers"]) == 1
+    assert re.match(
+        rf"dlformat {command}: (a network file|predict) needs a network \(SeriesNetwork, DAGNetwork or "
+        r"dlnetwork\); got a list of layers \(a saved Layer array\)",
+        capsys.readouterr().err,
+    )
+    assert not (tmp_path / "out.pt").exists()
+
+
+def _broken_network_files(networks: Path, folder: Path) -> dict[str, tuple[Path, str, str]]:
+    """Real network files whose network variable no longer decodes into a network, as re-saving by
+    other tools and damage make them (issue 24 item 5): {case: (file, variable, decodes into)}."""
+    import struct
+
+    from tests.io.test_mcos import uncompressed_network
+
+    agoro = (networks / "agoro_gru_ph_model.mat").read_bytes()
+    offset = struct.unpack("<Q", agoro[116:124])[0]
+    pac48, _, _ = uncompressed_network((networks / "pac48_imagecontrolBC_dlnet.mat").read_bytes())
+    reference = pac48.find(struct.pack("<I", 0xDD000000))  # the variable's object reference
+    cases = {
+        "zeroed subsystem offset": (
+            agoro[:116] + bytes(8) + agoro[124:],
+            "GRUPHNet",
+            "a uint32 array of size 6×1",
+        ),
+        "stale subsystem offset": (
+            agoro[:116] + struct.pack("<Q", offset + 8) + agoro[124:],
+            "GRUPHNet",
+            "a uint32 array of size 6×1",
+        ),
+        # the reference's object id (its fifth word) names another object of the file
+        "a reference to the layer graph": (
+            pac48[: reference + 16] + struct.pack("<I", 2) + pac48[reference + 20 :],
+            "dlnet",
+            "an object of class nnet.cnn.LayerGraph",
+        ),
+        "a reference to a layer": (
+            pac48[: reference + 16] + struct.pack("<I", 3) + pac48[reference + 20 :],
+            "dlnet",
+            "an object of class nnet.cnn.layer.ImageInputLayer",
+        ),
+    }
+    made = {}
+    for case, (data, variable, decoded) in cases.items():
+        path = folder / (case.replace(" ", "_") + ".mat")
+        path.write_bytes(data)
+        made[case] = (path, variable, decoded)
+    return made
+
+
+@pytest.mark.parametrize(
+    "case",
+    [
+        "zeroed subsystem offset",
+        "stale subsystem offset",
+        "a reference to the layer graph",
+        "a reference to a layer",
+    ],
+)
+def test_inspect_lists_a_network_variable_that_does_not_decode(networks, tmp_path, capsys, case):
+    """Once a raw AttributeError ('numpy.ndarray' object has no attribute 'kind'); load_network and
+    inspect now give the same reason."""
+    _matio()
+    from dlformat.io import load_network
+
+    path, variable, decoded = _broken_network_files(networks, tmp_path)[case]
+    reason = (
+        rf"variable '{variable}' is listed as (SeriesNetwork|dlnetwork) but does not decode into one: "
+        rf"it decodes into {re.escape(decoded)} \(the file's object data is broken"
+    )
+    assert main(["inspect", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert re.search(rf"^{variable}\s+(SeriesNetwork|dlnetwork) \(object\)", out, re.MULTILINE)
+    assert re.search(rf"^{variable}: {reason}", out, re.MULTILINE)
+    with pytest.raises(DLFormatError, match=reason):
+        load_network(path)
+
+
+def test_inspect_refuses_a_corrupt_class_attribute(tmp_path, capsys):
+    """A v7.3 variable whose MATLAB_class attribute is an array of strings (MATLAB writes one) was
+    listed as an object of the joined name (issue 23 item 10)."""
+    h5py = pytest.importorskip("h5py")
+    path = tmp_path / "x.mat"
+    with h5py.File(path, "w", userblock_size=512) as file:
+        file.create_dataset("x", data=np.ones((1, 1))).attrs["MATLAB_class"] = np.array(
+            [b"double", b"single"]
+        )
+    with open(path, "r+b") as raw:
+        raw.write(b"MATLAB 7.3 MAT-file".ljust(116, b" ") + b" " * 8 + b"\x00\x02IM")
+    assert main(["inspect", str(path)]) == 1
+    captured = capsys.readouterr()
+    assert "(object)" not in captured.out
+    assert re.search(r"variable 'x' has a broken MATLAB_class attribute", captured.err)
+
+
 # -- networks MATLAB saved: convert ---------------------------------------------------------------
 
 

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from .._errors import DLFormatError
+from .._errors import DLFormatError, cut, reason
 from . import _atomic, _matv5, _matv73, _mcos, _scan, _values
 from ._learnables import load_learnables, save_learnables
 from ._network import load_network
@@ -33,7 +33,7 @@ def _open(path: str | os.PathLike[str]) -> tuple[Path, _scan.Scan, int]:
     except OSError as error:
         raise DLFormatError(f"cannot read {path}: {error.strerror or error}") from None
     except DLFormatError as error:
-        raise DLFormatError(f"cannot read {path}: {error}") from None
+        raise DLFormatError(f"cannot read {path}: {reason(error)}") from None
     return path, scanned, size
 
 
@@ -65,7 +65,7 @@ def loadmat(path: str | os.PathLike[str], variable_names: Iterable[str] | None =
     if wanted is not None:
         for name in wanted:
             if not isinstance(name, str):
-                raise DLFormatError(f"variable_names must be strings; got {name!r}")
+                raise DLFormatError(f"variable_names must be strings; got {cut(name)!r}")
     return _read(*_open(path), wanted)
 
 
@@ -124,7 +124,7 @@ def _reader_errors(path: Path, kind: str) -> Iterator[None]:
         ) from None
     except Exception as error:
         raise DLFormatError(
-            f"cannot read {path}: the {kind} is malformed ({type(error).__name__}: {error})"
+            f"cannot read {path}: the {kind} is malformed ({type(error).__name__}: {reason(error)})"
         ) from None
 
 
@@ -171,7 +171,7 @@ def whos(path: str | os.PathLike[str]) -> list[_values.Entry]:
     except OSError as error:
         raise DLFormatError(f"cannot read {path}: {error.strerror or error}") from None
     except DLFormatError as error:
-        raise DLFormatError(f"cannot read {path}: {error}") from None
+        raise DLFormatError(f"cannot read {path}: {reason(error)}") from None
     if version != 73:
         return listing
     with _reader_errors(path, "HDF5 file"):

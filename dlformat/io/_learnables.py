@@ -16,7 +16,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from .._errors import DLFormatError
+from .._errors import DLFormatError, cut, reason
 from .._validate import matlab_size
 from ..layers import Layer
 from ..layers._base import _is_vector
@@ -60,7 +60,7 @@ def _named_layers(module: Any) -> dict[str, Layer]:
                 "MATLAB's Learnables table finds layers by name, so give every such layer a unique Name"
             )
         if layer.Name in layers:
-            raise DLFormatError(f"two layers are named {layer.Name!r}; layer names must be unique")
+            raise DLFormatError(f"two layers are named {cut(layer.Name)!r}; layer names must be unique")
         layers[layer.Name] = layer
     return layers
 
@@ -168,7 +168,7 @@ def load_learnables(module: Any, path: str | os.PathLike[str], strict: bool = Tr
             target = getattr(layer, parameter)
             value = _fitted(where, name, parameter, value, target)
             assignments.append(
-                (f"layer {name!r} {'state' if label else 'parameter'} {parameter!r}", target, value)
+                (f"layer {cut(name)!r} {'state' if label else 'parameter'} {cut(parameter)!r}", target, value)
             )
         if kind == "learnables" or state is not None:
             # a file without State (MATLAB's network had none) leaves the state as it is
@@ -205,7 +205,7 @@ def _fitted(where: str, name: str, parameter: str, value: np.ndarray, target: to
         value = value.reshape(shape)  # a vector's values are in the same order in every vector shape
     if value.shape != shape:
         raise DLFormatError(
-            f"{where}: layer {name!r} parameter {parameter!r} is "
+            f"{where}: layer {cut(name)!r} parameter {cut(parameter)!r} is "
             f"{matlab_size(value.shape)} in the file but {matlab_size(target.shape)} in the network"
         )
     return value
@@ -227,7 +227,7 @@ def _assign(path: Any, assignments: list[tuple[str, torch.Tensor, np.ndarray]]) 
             converted.append(tensor.to(dtype=target.dtype, device=target.device))
         except (RuntimeError, TypeError) as error:
             raise DLFormatError(
-                f"cannot load learnables from {path}: {what} cannot take the file's value ({error}); "
+                f"cannot load learnables from {path}: {what} cannot take the file's value ({reason(error)}); "
                 "nothing was assigned"
             ) from None
     replaced: list[tuple[torch.Tensor, torch.Tensor]] = []
@@ -244,7 +244,7 @@ def _assign(path: Any, assignments: list[tuple[str, torch.Tensor, np.ndarray]]) 
             for target, previous in reversed(replaced):
                 target.copy_(previous)
             raise DLFormatError(
-                f"cannot load learnables from {path}: copying into {failing} failed ({error}); "
+                f"cannot load learnables from {path}: copying into {failing} failed ({reason(error)}); "
                 "nothing was changed"
             ) from None
 

@@ -237,8 +237,9 @@ class _Reader:
             raise DLFormatError(f"{path!r} has no MATLAB_class attribute; the file is not a MATLAB v7.3 file")
         value = self.attribute(oid, "MATLAB_class", path)
         name = ""
-        if value.dtype.kind == "S" and 0 < value.size <= 1024:
-            name = _text(value)
+        # MATLAB writes one string (an array of strings, joined, would name a class it never wrote)
+        if value.dtype.kind == "S" and value.size == 1:
+            name = _text(value.ravel()[0])
         elif value.dtype.kind == "O" and value.size == 1:  # a variable-length string
             name = _text(value.ravel()[0])
         if not _CLASS_NAME.match(name):

@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse
 
-from .._errors import DLFormatError
+from .._errors import DLFormatError, cut
 from . import _matv5
 
 # dlformat is installed from its repository, not from a package registry: name the extra and
@@ -40,6 +40,9 @@ INSTALL = (
 )
 NETWORK_CLASSES = ("SeriesNetwork", "DAGNetwork", "dlnetwork")
 LAYER_ARRAY_CLASS = "nnet.cnn.layer.Layer"  # the base class MATLAB saves a Layers array as
+GRAPH_CLASS = "nnet.cnn.LayerGraph"
+LAYER_GRAPH = "LayerGraph"  # the kind of a SavedNetwork describing a saved LayerGraph
+LAYER_ARRAY = "Layer"  # the kind of a SavedNetwork describing a saved Layer array
 # the saved fields that make each class's MATLAB State (docs/loading_networks.md)
 _STATE_FIELDS = {
     "BatchNormalizationLayer": ("TrainedMean", "TrainedVariance"),
@@ -134,7 +137,8 @@ class SavedLayer:
 class SavedNetwork:
     """A network as MATLAB saved it.
 
-    ``kind`` is ``"SeriesNetwork"``, ``"DAGNetwork"`` or ``"dlnetwork"``; ``version`` the saveobj
+    ``kind`` is ``"SeriesNetwork"``, ``"DAGNetwork"`` or ``"dlnetwork"`` (or ``"LayerGraph"``,
+    ``"Layer"``: a layer graph or layer array saved on its own); ``version`` the saveobj
     struct's ``Version``. ``connections`` are ``(source, destination)`` pairs as the file holds
     them (``"layer"`` or ``"layer/port"``; a SeriesNetwork saves none: its layers run in order).
     ``input_names``/``output_names`` are as saved (a SeriesNetwork saves neither; they are its
@@ -414,7 +418,7 @@ def _object(value: Any, path: str, seen: dict[int, Any]) -> Any:
         return MatlabObject(value.classname, {})
     if not isinstance(properties, dict):
         raise DLFormatError(
-            f"variable {path!r} holds a {value.classname} object that mat-io could not decode"
+            f"variable {cut(path)!r} holds a {value.classname} object that mat-io could not decode"
         )
     if value.classname in NETWORK_CLASSES:
         seen[id(value)] = described = network(value, path)
@@ -449,7 +453,7 @@ def _function(value: np.ndarray, path: str, seen: dict[int, Any]) -> FunctionHan
         struct = struct[0, 0]["function_handle"]
     fields = plain(struct, path, seen)
     if not isinstance(fields, dict):
-        raise DLFormatError(f"variable {path!r} holds a function handle of an unknown layout")
+        raise DLFormatError(f"variable {cut(path)!r} holds a function handle of an unknown layout")
     text = str(fields.get("function", ""))
     match = _FUNCTION_TEXT.match(text)  # anonymous functions are saved as "sf%<n>@(...)..."
     return FunctionHandle(
@@ -468,22 +472,13 @@ def network(value: Any, variable: str) -> SavedNetwork:
     """A SeriesNetwork, DAGNetwork or dlnetwork object from mat-io as a :class:`SavedNetwork`."""
     saved = _saveobj(value, variable)
     kind = value.classname
-    graph = saved
     if kind == "dlnetwork":
         layer_graph = saved.get("LayerGraph")
         if not isinstance(layer_graph, MatlabObject):
-            raise DLFormatError(f"variable {variable!r}: the dlnetwork saves no LayerGraph object")
-        graph = _saveobj_properties(layer_graph, f"{variable}.LayerGraph")
-    layers_value = graph.get("Layers")
-    if isinstance(layers_value, (MatlabObject, SavedLayer)):  # one layer: saved as a scalar object
-        layers_value = np.array([layers_value], dtype=object)
-    if not isinstance(layers_value, np.ndarray) or layers_value.dtype != object:
-        raise DLFormatError(f"variable {variable!r}: the {kind} saves no Layers array")
-    layers = tuple(
-        item if isinstance(item, SavedLayer) else _layer(item, f"{variable}.Layers({i})")
-        for i, item in enumerate(layers_value.ravel(order="F"), 1)
-    )
-    connections = _connections(graph.get("Connections"), variable)
+            raise DLFormatError(f"variable {cut(variable)!r}: the dlnetwork saves no LayerGraph object")
+        layers, connections = graph_parts(layer_graph, f"{variable}.LayerGraph")
+    else:
+        layers, connections = _graph_parts(saved, variable, kind)
     names = [layer.name for layer in layers]
     if kind == "dlnetwork":
         inputs = tuple(_names(saved.get("InputNames"))) or _graph_inputs(layers, connections)
@@ -491,11 +486,6 @@ def network(value: Any, variable: str) -> SavedNetwork:
     else:
         inputs = _graph_inputs(layers, connections) if kind == "DAGNetwork" else tuple(names[:1])
         outputs = _graph_outputs(layers, connections) if kind == "DAGNetwork" else tuple(names[-1:])
-    classes = {
-        layer.name: tuple(_names(layer.properties.get("Categories", layer.properties.get("ClassNames"))))
-        for layer in layers
-        if "Categories" in layer.properties or "ClassNames" in layer.properties
-    }
     version = saved.get("Version")
     return SavedNetwork(
         variable=variable,
@@ -505,11 +495,79 @@ def network(value: Any, variable: str) -> SavedNetwork:
         connections=connections,
         input_names=inputs,
         output_names=outputs,
-        classes=classes,
+        classes=_class_names(layers),
         properties={
             key: item for key, item in saved.items() if key not in ("Version", "Layers", "Connections")
         },
     )
+
+
+def layer_graph(graph: MatlabObject, variable: str) -> SavedNetwork:
+    """A ``nnet.cnn.LayerGraph`` saved on its own (an architecture, often untrained), described as a
+    network of kind ``"LayerGraph"``: its inputs are the layers nothing feeds, its outputs those
+    that feed nothing."""
+    layers, connections = graph_parts(graph, variable)
+    saved = _saveobj_properties(graph, variable)
+    return SavedNetwork(
+        variable=variable,
+        kind=LAYER_GRAPH,
+        version=_number(saved.get("Version")),
+        layers=layers,
+        connections=connections,
+        input_names=_graph_inputs(layers, connections),
+        output_names=_graph_outputs(layers, connections),
+        classes=_class_names(layers),
+        properties={},
+    )
+
+
+def layer_array(layers: tuple[SavedLayer, ...], variable: str) -> SavedNetwork:
+    """A ``Layer`` array saved on its own, described as a network of kind ``"Layer"``: its layers
+    in MATLAB's order, connected one to the next, as MATLAB's ``layerGraph(layers)`` would."""
+    names = [layer.name for layer in layers]
+    return SavedNetwork(
+        variable=variable,
+        kind=LAYER_ARRAY,
+        version=None,
+        layers=layers,
+        connections=(),
+        input_names=tuple(names[:1]),
+        output_names=tuple(names[-1:]),
+        classes=_class_names(layers),
+        properties={},
+    )
+
+
+def _class_names(layers: tuple[SavedLayer, ...]) -> dict[str, tuple[str, ...]]:
+    """Each classification output layer's class names."""
+    return {
+        layer.name: tuple(_names(layer.properties.get("Categories", layer.properties.get("ClassNames"))))
+        for layer in layers
+        if "Categories" in layer.properties or "ClassNames" in layer.properties
+    }
+
+
+def graph_parts(
+    graph: MatlabObject, variable: str
+) -> tuple[tuple[SavedLayer, ...], tuple[tuple[str, str], ...]]:
+    """The layers and connections of a saved ``nnet.cnn.LayerGraph`` (its saveobj struct holds
+    ``Version``, ``Layers``, ``Connections``): a dlnetwork's, or one saved on its own."""
+    return _graph_parts(_saveobj_properties(graph, variable), variable, graph.classname)
+
+
+def _graph_parts(
+    graph: dict[str, Any], variable: str, kind: str
+) -> tuple[tuple[SavedLayer, ...], tuple[tuple[str, str], ...]]:
+    layers_value = graph.get("Layers")
+    if isinstance(layers_value, (MatlabObject, SavedLayer)):  # one layer: saved as a scalar object
+        layers_value = np.array([layers_value], dtype=object)
+    if not isinstance(layers_value, np.ndarray) or layers_value.dtype != object:
+        raise DLFormatError(f"variable {cut(variable)!r}: the {kind} saves no Layers array")
+    layers = tuple(
+        item if isinstance(item, SavedLayer) else _layer(item, f"{variable}.Layers({i})")
+        for i, item in enumerate(layers_value.ravel(order="F"), 1)
+    )
+    return layers, _connections(graph.get("Connections"), variable)
 
 
 def _saveobj(value: Any, path: str) -> dict[str, Any]:
@@ -520,13 +578,13 @@ def _saveobj(value: Any, path: str) -> dict[str, Any]:
 def _saveobj_properties(obj: MatlabObject, path: str) -> dict[str, Any]:
     saved = obj.properties.get("any")
     if not isinstance(saved, dict):
-        raise DLFormatError(f"variable {path!r}: the {obj.classname} object holds no saveobj struct")
+        raise DLFormatError(f"variable {cut(path)!r}: the {obj.classname} object holds no saveobj struct")
     return saved
 
 
 def _layer(item: Any, path: str) -> SavedLayer:
     if not isinstance(item, MatlabObject):
-        raise DLFormatError(f"variable {path!r} is not a layer object (it is a {type(item).__name__})")
+        raise DLFormatError(f"variable {cut(path)!r} is not a layer object (it is a {type(item).__name__})")
     saved = item.properties.get("any")
     if isinstance(saved, dict):  # a built-in layer: its saveobj struct
         properties = dict(saved)
@@ -549,7 +607,7 @@ def _layer(item: Any, path: str) -> SavedLayer:
         expression = handle.text
     name = properties.get("Name")
     if not isinstance(name, str):
-        raise DLFormatError(f"variable {path!r}: the {item.classname} layer saves no Name")
+        raise DLFormatError(f"variable {cut(path)!r}: the {item.classname} layer saves no Name")
     return SavedLayer(name, item.classname, version, properties, learnables, state, expression)
 
 
@@ -591,7 +649,7 @@ def _connections(table: Any, variable: str) -> tuple[tuple[str, str], ...]:
         return ()
     columns = getattr(table, "columns", None)
     if columns is None or "Source" not in columns or "Destination" not in columns:
-        raise DLFormatError(f"variable {variable!r}: its Connections are not a Source/Destination table")
+        raise DLFormatError(f"variable {cut(variable)!r}: its Connections are not a Source/Destination table")
     pairs = []
     for source, destination in zip(table["Source"], table["Destination"], strict=True):
         pairs.append((_one_name(source, variable), _one_name(destination, variable)))
@@ -601,7 +659,7 @@ def _connections(table: Any, variable: str) -> tuple[tuple[str, str], ...]:
 def _one_name(value: Any, variable: str) -> str:
     names = _names(plain(value, variable) if not isinstance(value, str) else value)
     if len(names) != 1:
-        raise DLFormatError(f"variable {variable!r}: a connection names {names!r}, not one layer")
+        raise DLFormatError(f"variable {cut(variable)!r}: a connection names {names!r}, not one layer")
     return names[0]
 
 

@@ -293,6 +293,10 @@ def _attribute(name, value, matlab_class="double"):
             r"broken MATLAB_class attribute \(int64 \[1, 2, 3, 4\] ...\)",
         ),
         (_attribute("MATLAB_class", None), r"'x' has no MATLAB_class attribute"),
+        # strings that join into a class name: once listed as a "double (object)" or
+        # "doublesingle (object)", and read with a raw NumPy error
+        (_attribute("MATLAB_class", np.array([b"dou", b"ble"])), r"broken MATLAB_class attribute \(\|S3"),
+        (_attribute("MATLAB_class", np.array([b"double", b"single"])), r"broken MATLAB_class attribute"),
         (_attribute("MATLAB_empty", np.bytes_("yes")), r"variable 'x' has a broken MATLAB_empty attribute"),
         (_attribute("MATLAB_empty", np.zeros(0)), r"variable 'x' has a broken MATLAB_empty attribute"),
         (_attribute("MATLAB_empty", np.nan), r"variable 'x' has a broken MATLAB_empty attribute"),
@@ -305,6 +309,8 @@ def _attribute(name, value, matlab_class="double"):
         "a space",
         "an array",
         "missing",
+        "strings joined",
+        "two class names",
         "text",
         "no value",
         "NaN",

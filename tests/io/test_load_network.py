@@ -303,6 +303,41 @@ def test_an_edited_network_file_is_refused(vikas_file, edit, message):
         load_network(vikas_file)
 
 
+HUGE = (
+    "x" * 10**7
+)  # issue 24 item 8: a 200 MiB string gave a 200 MiB message; the bound does not depend on it
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (
+            lambda data: data["layers"][0].update({"class": HUGE}),
+            r"'x+\.\.\.x+' is not one of dlformat's layer classes",
+        ),
+        (
+            lambda data: data["layers"][0]["config"].update(Name=HUGE),
+            r"(?s)damaged network file: .*characters in all",
+        ),
+        (lambda data: data.update(version=HUGE), r"network file version 'x+\.\.\.x+', kind"),
+        (
+            lambda data: data["layers"][0].update({"class": "os"}),
+            r"'os' is not one of dlformat's layer classes",
+        ),
+        (lambda data: data["layers"][0].pop("config"), r"damaged network file: it has no entry 'config'"),
+    ],
+    ids=["huge class", "huge name", "huge version", "not a layer class", "missing entry"],
+)
+def test_network_file_errors_name_the_path_once_and_are_bounded(vikas_file, edit, message):
+    data = torch.load(vikas_file, weights_only=True)
+    edit(data)
+    torch.save(data, vikas_file)
+    with pytest.raises(DLFormatError, match=message) as raised:
+        load_network(vikas_file)
+    text = str(raised.value)
+    assert len(text) < 3000 and text.count(str(vikas_file)) == 1
+
+
 def test_network_file_refuses_python_functions(networks, tmp_path):
     from dlformat.io._network_file import write_network_file
 
@@ -393,7 +428,9 @@ def test_a_file_without_a_network(tmp_path):
 
     savemat(tmp_path / "plain.mat", {"x": np.ones((2, 2))})
     with pytest.raises(
-        DLFormatError, match=r"saves no SeriesNetwork, DAGNetwork or dlnetwork; its variables: x \(double\)"
+        DLFormatError,
+        match=r"saves no SeriesNetwork, DAGNetwork, dlnetwork, LayerGraph or Layer array; "
+        r"its variables: x \(double\)",
     ):
         load_network(tmp_path / "plain.mat")
 
