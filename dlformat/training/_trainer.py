@@ -478,8 +478,9 @@ def _train(
 ) -> _Outcome:
     """The training loop: trains ``net`` in place and returns what was recorded."""
     count = len(X)
-    if len(T) != count:
-        raise DLFormatError(f"{caller}: X has {count} observations; the targets have {len(T)}")
+    _check_counts(caller, X, T)
+    if validation is not None:  # checked as the training data is, before anything trains
+        _check_counts(caller, *validation, what="ValidationData: ")
     if not net.Learnables:
         raise DLFormatError(
             f"{caller}: the network has no learnable parameters, so there is nothing to train; add a "
@@ -622,6 +623,12 @@ def _train(
     if verbose:
         printer.footer(outcome.reason)
     return outcome
+
+
+def _check_counts(caller: str, X: Data, T: Data, what: str = "") -> None:
+    """Predictors and targets must hold one number of observations (``what`` names the pair)."""
+    if len(T) != len(X):
+        raise DLFormatError(f"{caller}: {what}X has {len(X)} observations; the targets have {len(T)}")
 
 
 def _set_batchnorm_statistics(
