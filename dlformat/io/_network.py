@@ -23,6 +23,7 @@ import numpy as np
 import torch
 
 from .._errors import DLFormatError
+from ..layers._properties import PerChannel, matlab_shape
 from ._mcos import FunctionHandle, SavedLayer, SavedLearnable, SavedNetwork
 
 Factory = Callable[[dict[str, Any]], Any]
@@ -310,11 +311,15 @@ def _batch_normalization(layer: SavedLayer) -> Any:
     return _dlf().batchNormalizationLayer(
         NumChannels=_int(layer, "NumChannels"),
         Epsilon=_float(layer, "Epsilon"),
-        TrainedMean=_tensor(_column(_field(layer, "TrainedMean"))),
-        TrainedVariance=_tensor(_column(_field(layer, "TrainedVariance"))),
+        TrainedMean=_tensor(_channel_vector(_field(layer, "TrainedMean"))),
+        TrainedVariance=_tensor(_channel_vector(_field(layer, "TrainedVariance"))),
         Name=layer.name,
         **options,
-        **_learnables(layer, {"Offset": "Offset", "Scale": "Scale"}, {"Offset": _column, "Scale": _column}),
+        **_learnables(
+            layer,
+            {"Offset": "Offset", "Scale": "Scale"},
+            {"Offset": _channel_vector, "Scale": _channel_vector},
+        ),
     )
 
 
@@ -348,6 +353,14 @@ def _shaped(layer: SavedLayer, field: str, shape: tuple[int, ...]) -> Callable[[
 def _column(value: np.ndarray) -> np.ndarray:
     """A per-channel or per-unit vector saved 1×1×C (or C×1) as dlformat's C×1 column."""
     return np.asarray(value).reshape(-1, 1, order="F")
+
+
+def _channel_vector(value: np.ndarray) -> np.ndarray:
+    """A per-channel vector in the size MATLAB saved it (1×1×C after image input, C×1 after feature
+    or sequence input: the layer reports it so, as MATLAB does); another vector shape as C×1."""
+    value = np.asarray(value)
+    sizes = PerChannel.sizes(value.size)
+    return value if value.ndim >= 2 and matlab_shape(value.shape) in sizes else _column(value)
 
 
 def _fc_weights(value: np.ndarray) -> np.ndarray:
