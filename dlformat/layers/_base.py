@@ -770,7 +770,8 @@ class Layer(nn.Module, metaclass=_LayerType):
         after its input was known keeps MATLAB's size when rebuilt)."""
         spatial = self.__dict__.get("_input_spatial")
         for name in self._per_channel:
-            value, key = state_dict.get(prefix + name), prefix + name
+            key = prefix + name
+            value = state_dict.get(key)
             current = self._declared_value(name)
             if not isinstance(value, torch.Tensor) or current is None or value.shape == current.shape:
                 continue
