@@ -32,6 +32,7 @@ import numpy as np
 import torch
 
 from .._errors import MESSAGE_LIMIT, DLFormatError, cut, shown
+from ..layers._properties import PerChannel, matlab_shape
 from ._mcos import (
     GRAPH_CLASS,
     LAYER_ARRAY,
@@ -680,6 +681,14 @@ def _column(value: np.ndarray) -> np.ndarray:
     return np.asarray(value).reshape(-1, 1, order="F")
 
 
+def _channel_vector(value: np.ndarray) -> np.ndarray:
+    """A per-channel vector in the size MATLAB saved it (1×1×C after image input, C×1 after feature
+    or sequence input: the layer reports it so, as MATLAB does); another vector shape as C×1."""
+    value = np.asarray(value)
+    sizes = PerChannel.sizes(value.size)
+    return value if value.ndim >= 2 and matlab_shape(value.shape) in sizes else _column(value)
+
+
 def _size_product(layer: SavedLayer, field: str) -> int | str:
     """A saved size as one number: ``[H W C]`` (SeriesNetworks save an FC layer's sizes so) is
     H·W·C, ``[1 1 K]`` is K; ``[]`` is ``"auto"`` (dlnetworks save InputSize so)."""
@@ -712,7 +721,7 @@ def _fully_connected(layer: SavedLayer) -> Any:
 
 # -- normalization ------------------------------------------------------------------------------
 
-_OFFSET_SCALE = {"Offset": _column, "Scale": _column}
+_OFFSET_SCALE = {"Offset": _channel_vector, "Scale": _channel_vector}
 
 
 @_maps("BatchNormalizationLayer")
@@ -724,7 +733,7 @@ def _batch_normalization(layer: SavedLayer) -> Any:
     for field in ("TrainedMean", "TrainedVariance"):
         value = _state(layer, field)
         if value is not None:
-            options[field] = value.reshape(-1, 1)
+            options[field] = _tensor(_channel_vector(value.numpy()))
     return _dlf().batchNormalizationLayer(
         NumChannels=_auto(_int)(layer, "NumChannels"),
         Epsilon=_float(layer, "Epsilon"),

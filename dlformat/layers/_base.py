@@ -43,8 +43,10 @@ from ._properties import (
     FactorValue,
     Learnable,
     Named,
+    PerChannel,
     Property,
     StateParameter,
+    matlab_shape,
 )
 
 __all__ = ["Layer", "matlab_constructor"]
@@ -178,6 +180,7 @@ class Layer(nn.Module, metaclass=_LayerType):
     _declared: ClassVar[dict[str, Property | Factor]] = {}
     _learnable_specs: ClassVar[dict[str, Learnable]] = {}
     _state_specs: ClassVar[dict[str, StateParameter]] = {}
+    _per_channel: ClassVar[tuple[str, ...]] = ()  # the learnables and state shaped PerChannel
     _declared_signature: ClassVar[inspect.Signature]
     __signature__: ClassVar[inspect.Signature]  # the constructor's: the declared one, or a custom __init__'s
     config_keys: ClassVar[tuple[str, ...]] = ("Name",)
@@ -359,6 +362,8 @@ class Layer(nn.Module, metaclass=_LayerType):
         """``None`` when a value of ``shape`` may replace state ``name`` (``net.State = state``),
         else what is allowed, in MATLAB's size notation. The rule here: the current size.
         Layers whose state follows the observations (recurrent layers) override it."""
+        if name in self._per_channel:
+            return None  # any documented size: _checked_state has checked and shaped it
         current = self._buffers[name]
         assert current is not None  # only called for state that exists
         return None if tuple(current.shape) == shape else _validate.matlab_size(tuple(current.shape))
@@ -379,6 +384,8 @@ class Layer(nn.Module, metaclass=_LayerType):
         )
         if spec is None or not spec.shape:
             return None
+        if isinstance(spec.shape, PerChannel):
+            return self._per_channel_shape(name, spec.shape)
         return tuple(
             size
             if isinstance(size, int)
@@ -388,10 +395,73 @@ class Layer(nn.Module, metaclass=_LayerType):
             for size in spec.shape
         )
 
+    def _per_channel_shape(self, name: str, spec: PerChannel) -> tuple[int, ...]:
+        """The size of a per-channel value: the input's size once the layer has had input (MathWorks'
+        table, see :class:`PerChannel`); before, the size its value was given in (NumChannels×1 for
+        one drawn)."""
+        count = spec.count
+        channels = self._fixed_size(name) if count == self.lazy_size else int(getattr(self, count))
+        spatial = self.__dict__.get("_input_spatial")
+        if spatial is None:
+            current = self._declared_value(name)
+            if current is not None and current.numel() == channels:
+                return tuple(current.shape)
+            spatial = 0
+        return PerChannel.size(channels, spatial)
+
+    def _declared_value(self, name: str) -> torch.Tensor | None:
+        """The value of a declared learnable (its parameter) or state value (its buffer)."""
+        return self._parameters.get(name) if name in self._learnable_specs else self._buffers.get(name)
+
+    def _per_channel_value(self, name: str, label: str, tensor: torch.Tensor) -> torch.Tensor:
+        """``tensor`` as a per-channel value: of a documented size (any input kind's), in the size
+        of the layer's input once it is known, else in its own."""
+        spec = (self._learnable_specs.get(name) or self._state_specs[name]).shape
+        assert isinstance(spec, PerChannel)
+        channels = self._fixed_size(name) if spec.count == self.lazy_size else int(getattr(self, spec.count))
+        shape = matlab_shape(tuple(tensor.shape))
+        if tensor.ndim < 2 or shape not in PerChannel.sizes(channels):
+            raise DLFormatError(
+                f"{label} must have size {spec.allowed(channels)}; got {_validate.matlab_size(tensor.shape)}"
+            )
+        spatial = self.__dict__.get("_input_spatial")
+        return tensor.reshape(shape if spatial is None else PerChannel.size(channels, spatial))
+
+    def _settle_per_channel(self, X: Any) -> None:
+        """The layer's first input fixes the size of its per-channel values (MathWorks' table, by
+        the input's "S" dimensions): those that exist take it, in place (a parameter stays the same
+        object). An input of another channel count changes nothing (its error comes next)."""
+        with _SETUP_LOCK:
+            if self.__dict__.get("_input_spatial") is not None:
+                return
+            channels = self._properties[self.lazy_size] if self.lazy_size else None
+            if channels not in (None, "auto") and self._size_of(X) != channels:
+                return
+            spatial = X._fmt.count("S")
+            for name in self._per_channel:
+                value = self._declared_value(name)
+                if value is None:
+                    continue
+                shape = PerChannel.size(value.numel(), spatial)
+                if tuple(value.shape) == shape:
+                    continue
+                # in place: the same parameter (an optimizer's) and the same state tensor (which
+                # a caller restoring state by reference, as initialize's example run, puts back)
+                with torch.no_grad():
+                    value.data = value.data.reshape(shape)
+                    if value.grad is not None:
+                        value.grad = value.grad.reshape(shape)
+                if name in self._initial_state:
+                    self._initial_state[name] = self._initial_state[name].reshape(shape)
+            self.__dict__["_input_spatial"] = spatial
+
     def _initializer(self, name: str) -> tuple[str | Callable[..., object], int, int]:
         """``(initializer, num_in, num_out)`` for a declared learnable, as MATLAB's initializers take
-        them: a ``rows × columns`` array has ``columns`` inputs and ``rows`` outputs."""
+        them: a ``rows × columns`` array has ``columns`` inputs and ``rows`` outputs (a per-channel
+        value counts as its NumChannels×1 column, whatever the input's size of it)."""
         shape = self._learnable_shape(name) or (1, 1)
+        if name in self._per_channel:
+            shape = (math.prod(shape), 1)
         return getattr(self, self._learnable_specs[name].initializer), shape[-1], shape[0]
 
     @property
@@ -458,7 +528,10 @@ class Layer(nn.Module, metaclass=_LayerType):
     lazy_meaning: ClassVar[str] = ""  # what the lazy size counts, for errors ("channels")
 
     def _fit_input(self, X: Any) -> None:
-        """Create lazy learnables from ``X`` on first use; then ``X`` must fit them."""
+        """Create lazy learnables from ``X`` on first use; then ``X`` must fit them. The first
+        input also sets the size of the per-channel values (:class:`PerChannel`)."""
+        if self._per_channel and self.__dict__.get("_input_spatial") is None:
+            self._settle_per_channel(X)
         self._ensure_sizes(X)
         got, expected = self._size_of(X), self._properties[self.lazy_size]
         if got != expected:
@@ -586,6 +659,9 @@ class Layer(nn.Module, metaclass=_LayerType):
         """Validate a value for learnable ``name`` and make it a new parameter (copied)."""
         label = f"{type(self).__name__} {name}"
         tensor = _floating_tensor(label, value)
+        if name in self._per_channel:
+            tensor = self._per_channel_value(name, label, tensor)
+            return nn.Parameter(tensor.to(device) if device is not None else tensor)
         expected = self._learnable_shape(name) if name in self._learnable_specs else None
         if expected is not None and tuple(tensor.shape) != expected:
             raise DLFormatError(
@@ -622,7 +698,9 @@ class Layer(nn.Module, metaclass=_LayerType):
         label = f"{type(self).__name__} {name}"
         tensor = _floating_tensor(label, value)
         current = self._buffers.get(name)
-        if name in self._state_specs and self._sizes_known():
+        if name in self._per_channel and self._sizes_known():
+            tensor = self._per_channel_value(name, label, tensor)
+        elif name in self._state_specs and self._sizes_known():
             expected = self._learnable_shape(name)
             if expected is not None and tuple(tensor.shape) != expected:
                 vectors = _is_vector(tuple(tensor.shape)) and _is_vector(expected)
@@ -676,6 +754,37 @@ class Layer(nn.Module, metaclass=_LayerType):
                 f"sizes follow the data); run it once on data, or set {self.lazy_size or 'its sizes'}, first"
             )
         return super().load_state_dict(state_dict, strict=strict, assign=assign)
+
+    def _load_from_state_dict(
+        self,
+        state_dict: dict[str, Any],
+        prefix: str,
+        local_metadata: dict[str, Any],
+        strict: bool,
+        missing_keys: list[str],
+        unexpected_keys: list[str],
+        error_msgs: list[str],
+    ) -> None:
+        """``nn.Module``'s, taking a per-channel value in any documented size (:class:`PerChannel`):
+        in the layer's own once its input is known, else the saved one's is taken (a network saved
+        after its input was known keeps MATLAB's size when rebuilt)."""
+        spatial = self.__dict__.get("_input_spatial")
+        for name in self._per_channel:
+            key = prefix + name
+            value = state_dict.get(key)
+            current = self._declared_value(name)
+            if not isinstance(value, torch.Tensor) or current is None or value.shape == current.shape:
+                continue
+            if value.ndim < 2 or matlab_shape(tuple(value.shape)) not in PerChannel.sizes(current.numel()):
+                continue  # nn.Module reports the size mismatch
+            if spatial is not None:
+                state_dict[key] = value.reshape(current.shape)  # torch passes a copy of the dict
+            else:
+                with torch.no_grad():
+                    current.data = current.data.reshape(value.shape)
+        super()._load_from_state_dict(
+            state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs
+        )
 
     # -- config -------------------------------------------------------------------------
     def get_config(self) -> dict[str, Any]:
@@ -793,6 +902,12 @@ def _declare(cls: type[Layer]) -> None:
     cls._declared = declared
     cls._learnable_specs = learnables
     cls._state_specs = states
+    cls._per_channel = tuple(
+        name
+        for specs in (learnables, states)
+        for name, spec in specs.items()
+        if isinstance(spec.shape, PerChannel)
+    )
     cls.config_keys = tuple(declared)
     positional = [
         inspect.Parameter(name, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=_default(value))

@@ -124,7 +124,7 @@ def _call_user_initializer(function: Callable[..., object], shape: tuple[int, ..
         if array.dtype.kind not in "iuf":
             raise DLFormatError(
                 f"the weights initializer {name} must return a real numeric array of size "
-                f"{shape[0]}×{shape[1]}; got {_validate.describe(result)}"
+                f"{_validate.matlab_size(shape)}; got {_validate.describe(result)}"
             )
         values = torch.from_numpy(np.array(array, dtype=array.dtype.newbyteorder("=")))
     if values.dtype == torch.bool or values.is_complex():
@@ -134,7 +134,7 @@ def _call_user_initializer(function: Callable[..., object], shape: tuple[int, ..
     if tuple(values.shape) != tuple(shape):
         got = _validate.matlab_size(values.shape) or "a scalar"
         raise DLFormatError(
-            f"the weights initializer {name} must return an array of size {shape[0]}×{shape[1]} "
+            f"the weights initializer {name} must return an array of size {_validate.matlab_size(shape)} "
             f"(it is called with sz = {shape}); got {got}"
         )
     return values

@@ -4,7 +4,9 @@
   and display group;
 - :class:`Learnable`: a learnable parameter such as ``Weights`` (an ``nn.Parameter``), with the
   property that holds its initializer;
-- :class:`Factor`: a learn-rate or L2 factor property such as ``WeightL2Factor``.
+- :class:`Factor`: a learn-rate or L2 factor property such as ``WeightL2Factor``;
+- :class:`PerChannel`: the shape of a per-channel learnable or state value (``Offset``,
+  ``TrainedMean``), whose size MATLAB sets by the layer's input.
 
 :class:`dlformat.layers._base.Layer` derives the constructor signature, assignment, config and
 display from these declarations.
@@ -30,6 +32,7 @@ __all__ = [
     "Factor",
     "Learnable",
     "Named",
+    "PerChannel",
     "Property",
     "StateParameter",
     "choice_property",
@@ -132,6 +135,55 @@ def initializer_property(
     return Property(check, default=default, group=INITIALIZER_GROUP, doc=doc)
 
 
+def matlab_shape(shape: tuple[int, ...]) -> tuple[int, ...]:
+    """``shape`` as MATLAB's ``size`` gives it: trailing singleton dimensions after the second
+    dropped (a 1×1×1 array is 1×1; a 3×1×1 array is 3×1)."""
+    while len(shape) > 2 and shape[-1] == 1:
+        shape = shape[:-1]
+    return shape
+
+
+# the input kinds of MathWorks' size tables, by their number of spatial ("S") dimensions
+_KINDS = ("feature or sequence", "1-D image", "2-D image", "3-D image")
+
+
+class PerChannel:
+    """The shape of a per-channel vector (``Offset``, ``Scale``, ``TrainedMean``, ...): one value
+    per channel, their number held by the property named ``count`` (``"NumChannels"``).
+
+    MathWorks' layer pages give its size by the layer's input ("Depending on the type of layer
+    input, the trainnet and dlnetwork functions automatically reshape this property"):
+    ``NumChannels×1`` for feature and (vector) sequence input, ``1×NumChannels`` for 1-D image
+    (sequence) input, ``1×1×NumChannels`` for 2-D and ``1×1×1×NumChannels`` for 3-D image
+    (sequence) input. Every one of these sizes is accepted; until the layer's input is known a
+    value keeps the size it was given in, and the layer's first input sets its size.
+    """
+
+    def __init__(self, count: str) -> None:
+        self.count = count
+
+    @staticmethod
+    def size(channels: int, spatial: int) -> tuple[int, ...]:
+        """The size for input with ``spatial`` "S" dimensions (0 to 3): MathWorks' table."""
+        return matlab_shape((*(1,) * spatial, channels)) if spatial else (channels, 1)
+
+    @classmethod
+    def sizes(cls, channels: int) -> tuple[tuple[int, ...], ...]:
+        """Every documented size of ``channels`` values, one per input kind (once each)."""
+        return tuple(dict.fromkeys(cls.size(channels, spatial) for spatial in range(len(_KINDS))))
+
+    def allowed(self, channels: int) -> str:
+        """The documented sizes in words, for errors."""
+        sizes = [_validate.matlab_size(size) for size in self.sizes(channels)]
+        listed = sizes[0] if len(sizes) == 1 else f"{', '.join(sizes[:-1])} or {sizes[-1]}"
+        named: list[tuple[int | str, ...]] = [(self.count, 1)]
+        named += [(*(1,) * spatial, self.count) for spatial in range(1, len(_KINDS))]
+        rule = ", ".join(
+            f"{_validate.matlab_size(size)} for {kind}" for size, kind in zip(named, _KINDS, strict=True)
+        )
+        return f"{listed} (one value per channel: {rule} input)"
+
+
 class Learnable(Named):
     """A learnable parameter declared on a layer class (``Weights = Learnable(...)``).
 
@@ -141,9 +193,11 @@ class Learnable(Named):
     creation: the value lives in the module's ``_parameters``, as for any ``nn.Module``.
     """
 
-    def __init__(self, *, initializer: str, shape: tuple[str | int, ...] = (), doc: str = "") -> None:
+    def __init__(
+        self, *, initializer: str, shape: tuple[str | int, ...] | PerChannel = (), doc: str = ""
+    ) -> None:
         self.initializer = initializer
-        self.shape = shape  # property names (or sizes): ("OutputSize", "InputSize")
+        self.shape = shape  # property names (or sizes): ("OutputSize", "InputSize"); or PerChannel
         self.__doc__ = doc
 
     if TYPE_CHECKING:  # the declaration leaves the class; the attribute is then the module's parameter
@@ -161,7 +215,7 @@ class StateParameter(Named):
     the module's ``_buffers``.
     """
 
-    def __init__(self, *, initial: str, shape: tuple[str | int, ...], doc: str = "") -> None:
+    def __init__(self, *, initial: str, shape: tuple[str | int, ...] | PerChannel, doc: str = "") -> None:
         if initial not in ("zeros", "ones"):
             raise ValueError(f"initial must be 'zeros' or 'ones'; got {initial!r}")
         self.initial = initial

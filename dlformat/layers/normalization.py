@@ -3,8 +3,11 @@
 The first four normalize with a mean and variance over their own set of dimensions, then scale
 and shift each channel by the learnables ``Scale`` and ``Offset``; they share those
 declarations (:class:`_ChannelNormalization`) and differ in what one mean spans (see
-``dlformat.functional``). ``crossChannelNormalizationLayer`` is local response normalization,
-without learnables.
+``dlformat.functional``). ``Offset``, ``Scale`` and batch normalization's ``TrainedMean`` and
+``TrainedVariance`` hold one value per channel in MATLAB's sizes: any of them is accepted, and
+the first input gives them its kind's (``NumChannels×1`` for feature and sequence input,
+``1×1×NumChannels`` for 2-D images, ...; see :class:`~dlformat.layers._properties.PerChannel`).
+``crossChannelNormalizationLayer`` is local response normalization, without learnables.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from ..functional._normalization import GROUPINGS, OPERATION_DIMENSIONS, layer_b
 from ._base import Layer, matlab_constructor
 from ._properties import (
     Learnable,
+    PerChannel,
     Property,
     StateParameter,
     auto_size_property,
@@ -52,7 +56,10 @@ class _ChannelNormalization(Layer):
         Epsilon: added to the variance (positive; default 1e-5).
         NumChannels: ``"auto"`` (from the first input) or the channel count.
         OffsetInitializer: default ``"zeros"``; ScaleInitializer: default ``"ones"``.
-        Offset, Scale: initial ``NumChannels × 1`` values.
+        Offset, Scale: initial values, one per channel, in any of MATLAB's sizes
+            (``NumChannels×1``, ``1×NumChannels``, ``1×1×NumChannels``, ``1×1×1×NumChannels``);
+            the first input gives them the size MathWorks' pages give its kind (see
+            :class:`~dlformat.layers._properties.PerChannel`).
         OffsetLearnRateFactor, ScaleLearnRateFactor, OffsetL2Factor, ScaleL2Factor: default 1.
         Name: the layer name.
         device, dtype, generator: torch factory arguments for the learnables.
@@ -63,8 +70,8 @@ class _ChannelNormalization(Layer):
 
     NumChannels = auto_size_property('"auto" or the channel count.')
     Epsilon = Property(_validate.positive, default=1e-5, doc=EPSILON_DOC)
-    Offset = Learnable(initializer="OffsetInitializer", shape=("NumChannels", 1))
-    Scale = Learnable(initializer="ScaleInitializer", shape=("NumChannels", 1))
+    Offset = Learnable(initializer="OffsetInitializer", shape=PerChannel("NumChannels"))
+    Scale = Learnable(initializer="ScaleInitializer", shape=PerChannel("NumChannels"))
     OffsetInitializer = initializer_property("zeros")
     ScaleInitializer = initializer_property("ones")
     OffsetLearnRateFactor, OffsetL2Factor = factor_properties("Offset")
@@ -72,7 +79,7 @@ class _ChannelNormalization(Layer):
 
     def _size_from_given(self, given: dict[str, Any]) -> int | None:
         """The channel count from any per-channel value given at construction (its element count:
-        MATLAB's values are NumChannels × 1, or 1 × 1 × NumChannels for images)."""
+        MATLAB's values are NumChannels×1, or 1×1×NumChannels for 2-D images, ...)."""
         sizes = [math.prod(getattr(value, "shape", ())) for value in given.values() if value is not None]
         return sizes[0] if sizes else None
 
@@ -130,7 +137,7 @@ class BatchNormalizationLayer(_ChannelNormalization):
 
     Args:
         TrainedMean, TrainedVariance: initial statistics, one value per channel (default zeros and
-            ones once ``NumChannels`` is known); kept ``NumChannels × 1``.
+            ones once ``NumChannels`` is known), in MATLAB's sizes as ``Offset`` and ``Scale``.
         MeanDecay, VarianceDecay: the decay of the running statistics, in [0, 1] (default 0.1).
         Epsilon, NumChannels, Offset, Scale, their initializers and factors, Name, device,
             dtype, generator: as every channel normalization layer takes them (see the module's
@@ -140,17 +147,19 @@ class BatchNormalizationLayer(_ChannelNormalization):
         >>> layer = dlf.batchNormalizationLayer(Name="bn")
         >>> X = dlf.dlarray(torch.randn(5, 5, 3, 8), "SSCB")
         >>> Y = layer(X, training=True)  # batch statistics; the running ones move towards them
-        >>> layer.State, tuple(layer.TrainedMean.shape)
-        (('TrainedMean', 'TrainedVariance'), (3, 1))
+        >>> layer.State, tuple(layer.TrainedMean.shape)  # MATLAB's size for 2-D image input
+        (('TrainedMean', 'TrainedVariance'), (1, 1, 3))
         >>> Z = layer(X, training=False)  # inference: the trained statistics
     """
 
     default_name = "batchnorm"
     state_updates_persist = True
 
-    TrainedMean = StateParameter(initial="zeros", shape=("NumChannels", 1), doc="Running mean per channel.")
+    TrainedMean = StateParameter(
+        initial="zeros", shape=PerChannel("NumChannels"), doc="Running mean per channel."
+    )
     TrainedVariance = StateParameter(
-        initial="ones", shape=("NumChannels", 1), doc="Running variance per channel."
+        initial="ones", shape=PerChannel("NumChannels"), doc="Running variance per channel."
     )
     MeanDecay = Property(_validate.unit_interval, default=0.1, doc="Decay of the running mean, in [0, 1].")
     VarianceDecay = Property(
@@ -208,7 +217,7 @@ class GroupNormalizationLayer(_ChannelNormalization):
         >>> layer = dlf.groupNormalizationLayer(2)
         >>> Y = layer(dlf.dlarray(torch.randn(4, 4, 6, 3), "SSCB"))
         >>> dlf.dims(Y), tuple(layer.Offset.shape)
-        ('SSCB', (6, 1))
+        ('SSCB', (1, 1, 6))
     """
 
     default_name = "groupnorm"

@@ -5,13 +5,15 @@ each iteration. Each iteration here is one ``lbfgsupdate`` call on the network, 
 function is the network's loss (training behaviour) over all observations and its gradients.
 Training stops after ``MaxIterations``, when the gradient norm falls below
 ``GradientTolerance``, when the step norm falls below ``StepTolerance``, when the line search
-fails, or by the validation criterion (``ValidationPatience``), validation running as for the
-other solvers. The verbose table has MATLAB's L-BFGS columns (Iteration, TimeElapsed,
-TrainingLoss, GradientNorm, StepNorm, as MathWorks' example transcripts show).
+fails, when the loss is NaN or Inf (no step is accepted from there), or by the validation
+criterion (``ValidationPatience``), validation running as for the other solvers. The verbose
+table has MATLAB's L-BFGS columns (Iteration, TimeElapsed, TrainingLoss, GradientNorm,
+StepNorm, as MathWorks' example transcripts show).
 """
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -28,7 +30,7 @@ from ._lbfgs import lbfgsState, lbfgsupdate
 from ._metrics import Tracked
 from ._options import TrainingOptions
 from ._output_fcn import STOPPED
-from ._trainer import Loss, _clock, _device, _Outcome, _Validation
+from ._trainer import Loss, _clock, _device, _Outcome, _Validation, nonfinite_loss, shown
 
 __all__ = ["STOP_REASONS", "FullBatch", "run_full_batch", "train_lbfgs"]
 
@@ -57,14 +59,14 @@ class _Printer:
         print("    " + "    ".join("_" * w for w in self.widths))
 
     def row(self, record: dict[str, Any], validation: dict[str, Any] | None, elapsed: float) -> None:
-        cells = [str(record["Iteration"]), _clock(elapsed), f"{record['TrainingLoss']:.5g}"]
+        cells = [str(record["Iteration"]), _clock(elapsed), shown(record["TrainingLoss"])]
         if self.validating:
-            cells.append(f"{validation['ValidationLoss']:.5g}" if validation else "")
-        cells += [f"{record['GradientNorm']:.5g}", f"{record['StepNorm']:.5g}"]
+            cells.append(shown(validation["ValidationLoss"]) if validation else "")
+        cells += [shown(record["GradientNorm"]), shown(record["StepNorm"])]
         for metric in self.metrics:
-            cells.append(f"{record[metric.name]:.5g}")
+            cells.append(shown(record[metric.name]))
             if self.validating:
-                cells.append(f"{validation[metric.name]:.5g}" if validation else "")
+                cells.append(shown(validation[metric.name]) if validation else "")
         print("    " + "    ".join(f"{c:>{w}}" for c, w in zip(cells, self.widths, strict=True)))
 
 
@@ -131,16 +133,23 @@ def run_full_batch(
                 record[metric.name] = metric(Y, batch.T)
             outcome.iterations.append(record)
             checked = None
-            last = stop is not None or iteration == options.MaxIterations
-            if validating.data is not None and (
-                iteration == 1 or iteration % options.ValidationFrequency == 0 or last
+            # a non-finite loss is the current point's: neither solver accepts a step to one, so
+            # the learnables are still the last finite point's
+            diverged = nonfinite_loss(float(values["TrainingLoss"]))
+            last = diverged is not None or stop is not None or iteration == options.MaxIterations
+            if (
+                validating.data is not None
+                and diverged is None
+                and (iteration == 1 or iteration % options.ValidationFrequency == 0 or last)
             ):
                 checked, met = validating.run(
                     net, outcome, iteration, iteration, batch.count, batch.device, batch.dtype
                 )
                 if met and stop is None:
                     outcome.reason, last = "Met validation criterion", True
-            if stop is not None:
+            if diverged is not None:
+                outcome.reason = diverged
+            elif stop is not None:
                 outcome.reason = reasons[stop]
             if events.iteration(net, record, checked, time.perf_counter() - start, True) and not last:
                 outcome.reason, last = STOPPED, True
@@ -219,7 +228,9 @@ def train_lbfgs(
         if stateful and solver.LineSearchStatus == "completed":
             net.State = accepted_state
         stop = None
-        if solver.GradientsNorm < options.GradientTolerance:  # also where no descent was left to search
+        if not math.isfinite(solver.Loss):
+            pass  # a NaN or Inf loss at the start point (no step is accepted to one): run_full_batch stops
+        elif solver.GradientsNorm < options.GradientTolerance:  # also where no descent was left to search
             stop = "gradient"
         elif solver.LineSearchStatus == "failed":
             stop = "line search"

@@ -23,6 +23,7 @@ the squared errors, which is what the Gauss–Newton product ``JᵀJ`` approxima
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -181,6 +182,8 @@ def train_lm(
 
     def step() -> tuple[dict[str, Any], DLArray, str | None]:
         nonlocal point, damping
+        if not math.isfinite(point.loss):  # run_full_batch stops: no step is taken from a NaN or Inf loss
+            return _values(point, 0.0), point.Y, None
         if point.gradient_norm <= options.GradientTolerance:  # a start at a minimum: nothing to step
             return _values(point, 0.0), point.Y, "gradient"
         theta = torch.cat([p.detach().reshape(-1).double() for p in parameters])

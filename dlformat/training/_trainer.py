@@ -9,9 +9,11 @@ gradient thresholding, then the solver's update by the ported update functions
 (``sgdmupdate``, ``adamupdate``, ``rmspropupdate``: MATLAB's formulas, each layer's learn-rate
 factor applied). Validation runs at the first iteration, every ``ValidationFrequency``
 iterations and at the last; training stops once the validation loss (or the
-``ObjectiveMetricName`` metric) has not improved ``ValidationPatience`` times in a row. After
-each iteration the loop reports to :class:`~._events.TrainingEvents` (``OutputFcn``,
-checkpoints, the ``Plots`` figure); the ``Metrics`` are in :mod:`._metrics`. After training,
+``ObjectiveMetricName`` metric) has not improved ``ValidationPatience`` times in a row, and
+when the loss is NaN or Inf (without that iteration's update, the State its forward pass
+computed put back: the network stays the last finite one). After each iteration the loop
+reports to :class:`~._events.TrainingEvents` (``OutputFcn``, checkpoints, the ``Plots``
+figure); the ``Metrics`` are in :mod:`._metrics`. After training,
 ``BatchNormalizationStatistics="population"`` recomputes batch normalization's statistics
 (:mod:`._population`).
 """
@@ -93,6 +95,17 @@ _NAMED_LOSSES: dict[str, Loss] = {  # partials, not lambdas: spawned workers rec
 _ALIASES = {"mean-squared-error": "mse", "l2loss": "mse", "mae": "l1loss", "mean-absolute-error": "l1loss"}
 # the solvers that take the whole data set each iteration, in loops of their own
 FULL_BATCH = ("lbfgs", "lm")
+# MATLAB stops training when the loss is NaN ("Training stopped: Training loss is NaN", issue 24's
+# quote of MATLAB's message); an infinite loss stops it too here, in words of dlformat's own
+NAN_LOSS = "Training loss is NaN"
+INF_LOSS = "Training loss is Inf"
+
+
+def nonfinite_loss(loss: float) -> str | None:
+    """The StopReason of a training loss that is not finite (``None`` for a finite one)."""
+    if math.isfinite(loss):
+        return None
+    return NAN_LOSS if math.isnan(loss) else INF_LOSS
 
 
 class TrainingInfo:
@@ -285,6 +298,13 @@ def _device(options: TrainingOptions) -> torch.device:
     return torch.device("cuda") if torch.cuda.is_available() else torch.device("cpu")
 
 
+def shown(value: float, spec: str = ".5g") -> str:
+    """A number of the verbose tables; NaN and Inf as MATLAB prints them ("NaN", "Inf", "-Inf")."""
+    if math.isfinite(value):
+        return format(value, spec)
+    return "NaN" if math.isnan(value) else "Inf" if value > 0 else "-Inf"
+
+
 def _clock(seconds: float) -> str:
     whole = int(seconds)
     return f"{whole // 3600:02d}:{whole % 3600 // 60:02d}:{whole % 60:02d}"
@@ -328,7 +348,7 @@ class _Printer:
 
     def row(self, record: dict[str, Any], validation: dict[str, Any] | None, elapsed: float) -> None:
         def number(value: Any, digits: int = 4) -> str:
-            return "" if value is None else f"{value:.{digits}f}"
+            return "" if value is None else shown(value, f".{digits}f")
 
         if self.legacy:
             cells = [str(record["Epoch"]), str(record["Iteration"]), _clock(elapsed)]
@@ -356,13 +376,13 @@ class _Printer:
                 _clock(elapsed),
                 f"{record['BaseLearnRate']:.4g}",
             ]
-            cells.append(f"{record['TrainingLoss']:.5g}")
+            cells.append(shown(record["TrainingLoss"]))
             if self.validating:
-                cells.append(f"{validation['ValidationLoss']:.5g}" if validation else "")
+                cells.append(shown(validation["ValidationLoss"]) if validation else "")
             for metric in self.metrics:
-                cells.append(f"{record[metric.name]:.5g}")
+                cells.append(shown(record[metric.name]))
                 if self.validating:
-                    cells.append(f"{validation[metric.name]:.5g}" if validation else "")
+                    cells.append(shown(validation[metric.name]) if validation else "")
             print("    " + "    ".join(f"{c:>{w}}" for c, w in zip(cells, self.widths, strict=True)))
 
     def footer(self, reason: str) -> None:
@@ -478,8 +498,9 @@ def _train(
 ) -> _Outcome:
     """The training loop: trains ``net`` in place and returns what was recorded."""
     count = len(X)
-    if len(T) != count:
-        raise DLFormatError(f"{caller}: X has {count} observations; the targets have {len(T)}")
+    _check_counts(caller, X, T)
+    if validation is not None:  # checked as the training data is, before anything trains
+        _check_counts(caller, *validation, what="ValidationData: ")
     if not net.Learnables:
         raise DLFormatError(
             f"{caller}: the network has no learnable parameters, so there is nothing to train; add a "
@@ -555,6 +576,7 @@ def _train(
     order = torch.randperm(count) if options.Shuffle in ("once", "every-epoch") else torch.arange(count)
     group.start(net)
     order = group.order(order)
+    stateful = len(net.State) > 0
     iteration, stop = 0, False
     with _reporting(events) as requests:
         for epoch in range(1, options.MaxEpochs + 1):
@@ -567,23 +589,31 @@ def _train(
                 iteration += 1
                 share = len(indices) / batch_size
                 rate = scheduler.rate(iteration, epoch)
+                before = net.State if stateful else None  # references: put back if the loss is not finite
                 with torch.enable_grad():
                     Y, loss = _training_loss(net, Xb, Tb, loss_fn, fused)
                     value = loss._data if isinstance(loss, DLArray) else loss
                     gradients = torch.autograd.grad(value, parameters, allow_unused=True)
-                grads = [
-                    torch.zeros_like(p) if g is None else g
-                    for p, g in zip(parameters, gradients, strict=True)
-                ]
-                grads = group.gradients(grads, share)
-                grads = _regularized(grads, parameters, options.L2Regularization, l2_factors)
-                grads = _threshold(grads, options.GradientThresholdMethod, options.GradientThreshold)
-                solver.step(grads, rate, iteration)
-                group.synchronize(net, share)
+                training_loss = float(value.detach())
+                # decided by every worker together: a NaN on one rank skips the update on all
+                diverged = group.any(not math.isfinite(training_loss))
+                if diverged:  # no update from non-finite gradients: the network stays the last finite one
+                    if before is not None:
+                        net.State = before
+                else:
+                    grads = [
+                        torch.zeros_like(p) if g is None else g
+                        for p, g in zip(parameters, gradients, strict=True)
+                    ]
+                    grads = group.gradients(grads, share)
+                    grads = _regularized(grads, parameters, options.L2Regularization, l2_factors)
+                    grads = _threshold(grads, options.GradientThresholdMethod, options.GradientThreshold)
+                    solver.step(grads, rate, iteration)
+                    group.synchronize(net, share)
                 record = {
                     "Iteration": iteration,
                     "Epoch": epoch,
-                    "TrainingLoss": float(value.detach()),
+                    "TrainingLoss": training_loss,
                     "BaseLearnRate": rate,
                 }
                 for metric in wanted:  # in data-parallel training, aggregated over the workers
@@ -591,7 +621,9 @@ def _train(
                 record.update(group.average(record, ["TrainingLoss"], share))
                 outcome.iterations.append(record)
                 checked = None
-                if validation is not None and (
+                if diverged:
+                    outcome.reason, stop = nonfinite_loss(record["TrainingLoss"]) or NAN_LOSS, True
+                elif validation is not None and (
                     iteration == 1 or iteration % options.ValidationFrequency == 0 or iteration == last
                 ):
                     checked, met = validating.run(net, outcome, iteration, epoch, batch_size, device, dtype)
@@ -622,6 +654,12 @@ def _train(
     if verbose:
         printer.footer(outcome.reason)
     return outcome
+
+
+def _check_counts(caller: str, X: Data, T: Data, what: str = "") -> None:
+    """Predictors and targets must hold one number of observations (``what`` names the pair)."""
+    if len(T) != len(X):
+        raise DLFormatError(f"{caller}: {what}X has {len(X)} observations; the targets have {len(T)}")
 
 
 def _set_batchnorm_statistics(

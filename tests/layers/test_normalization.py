@@ -11,6 +11,13 @@ from dlformat import DLFormatError
 from dlformat import functional as F
 
 
+def matlab_size(fmt: str, channels: int) -> tuple[int, ...]:
+    """A per-channel value's size for input of format ``fmt`` (MathWorks' layer pages: C×1 for
+    feature and sequence input, 1×C, 1×1×C, 1×1×1×C for 1-D, 2-D, 3-D images)."""
+    spatial = fmt.count("S")
+    return (channels, 1) if spatial == 0 else (*(1,) * spatial, channels)
+
+
 def reference(
     x: np.ndarray, axes: tuple[int, ...], scale, offset, channel: int, epsilon: float
 ) -> np.ndarray:
@@ -44,7 +51,8 @@ def test_matches_the_formula(fmt, shape, operation, axes):
     )
     x = torch.randn(shape, dtype=torch.float64) * 3 + 1
     Y = layer(dlf.dlarray(x, fmt))
-    assert layer.NumChannels == shape[channel] and tuple(layer.Scale.shape) == (shape[channel], 1)
+    assert layer.NumChannels == shape[channel]
+    assert tuple(layer.Scale.shape) == tuple(layer.Offset.shape) == matlab_size(fmt, shape[channel])
     expected = reference(
         x.numpy(), axes, layer.Scale.detach().numpy(), layer.Offset.detach().numpy(), channel, 1e-3
     )
@@ -129,9 +137,10 @@ def test_batch_normalization_training_and_running_statistics(fmt, shape):
             0.3 * batch_mean + 0.7 * trained_mean
         )  # MathWorks: decay · batch + (1 − decay) · trained
         trained_variance = 0.2 * batch_variance + 0.8 * trained_variance
-        np.testing.assert_allclose(layer.TrainedMean.numpy(), trained_mean.reshape(-1, 1), rtol=1e-12)
-        np.testing.assert_allclose(layer.TrainedVariance.numpy(), trained_variance.reshape(-1, 1), rtol=1e-12)
-    assert dlf.dims(Y) == fmt and tuple(layer.TrainedMean.shape) == (channels, 1)
+        size = matlab_size(fmt, channels)
+        np.testing.assert_allclose(layer.TrainedMean.numpy(), trained_mean.reshape(size), rtol=1e-12)
+        np.testing.assert_allclose(layer.TrainedVariance.numpy(), trained_variance.reshape(size), rtol=1e-12)
+    assert dlf.dims(Y) == fmt and tuple(layer.TrainedMean.shape) == matlab_size(fmt, channels)
 
 
 @pytest.mark.parametrize(("fmt", "shape"), [("CB", (3, 8)), ("SSCB", (4, 5, 3, 6)), ("SCBT", (4, 3, 2, 5))])
@@ -143,14 +152,16 @@ def test_batch_normalization_inference_uses_the_trained_statistics(fmt, shape):
     layer = dlf.batchNormalizationLayer(
         TrainedMean=mean, TrainedVariance=variance, Offset=offset, Scale=scale, dtype=torch.float64
     )
-    assert layer.NumChannels == channels and tuple(layer.TrainedVariance.shape) == (channels, 1)
+    # as given until the input is known (MATLAB sizes it when the network is initialized)
+    assert layer.NumChannels == channels and tuple(layer.TrainedVariance.shape) == (1, 1, channels)
     x = generator.normal(size=shape)
     Y = layer(dlf.dlarray(torch.from_numpy(x), fmt), training=False)
     expected = (x - per_channel(mean, fmt)) / np.sqrt(per_channel(variance, fmt) + 1e-5) * per_channel(
         scale, fmt
     ) + per_channel(offset, fmt)
     np.testing.assert_allclose(dlf.stripdims(Y).detach().numpy(), expected, rtol=1e-10, atol=1e-12)
-    np.testing.assert_array_equal(layer.TrainedMean.numpy(), mean)  # inference leaves the statistics
+    # inference leaves the statistics, now in the input's size
+    np.testing.assert_array_equal(layer.TrainedMean.numpy(), mean.reshape(matlab_size(fmt, channels)))
 
 
 def test_batch_normalization_defaults_match_matlab():
@@ -256,11 +267,11 @@ def test_cross_channel_normalization_matches_the_formula(window, options):
         (lambda: dlf.batchNormalizationLayer(Epsilon=0), r"Epsilon must be a positive number; got 0"),
         (
             lambda: dlf.batchNormalizationLayer(NumChannels=3, TrainedMean=torch.zeros(4, 1)),
-            r"TrainedMean must have shape 3×1; got 4×1",
+            r"TrainedMean must have size 3×1, 1×3, 1×1×3 or 1×1×1×3 \(one value per channel: .*\); got 4×1",
         ),
         (
             lambda: dlf.batchNormalizationLayer(TrainedMean=torch.zeros(2, 1), Offset=torch.zeros(3, 1)),
-            r"TrainedMean must have shape 3×1; got 2×1",
+            r"TrainedMean must have size 3×1, 1×3, 1×1×3 or 1×1×1×3 \(.*\); got 2×1",
         ),
         (
             lambda: dlf.groupNormalizationLayer(4, NumChannels=6),
@@ -315,14 +326,15 @@ def test_batch_normalization_state_keeps_its_dtype_and_takes_matlab_vector_shape
     layer(dlf.dlarray(torch.randn(3, 5, dtype=torch.float64), "CB"), training=True)  # double data
     assert layer.TrainedMean.dtype == torch.float32
     layer.TrainedVariance = np.full((1, 1, 3), 2.0)  # MATLAB's 1×1×NumChannels for image data
+    # in the size of the layer's ("CB": feature) input, NumChannels×1
     assert tuple(layer.TrainedVariance.shape) == (3, 1) and layer.TrainedVariance.dtype == torch.float32
-    with pytest.raises(DLFormatError, match=r"TrainedVariance must have shape 3×1; got 2×2"):
+    with pytest.raises(DLFormatError, match=r"TrainedVariance must have size 3×1, 1×3, .*; got 2×2"):
         layer.TrainedVariance = np.ones((2, 2))
 
 
 def test_a_state_value_of_the_right_count_but_not_a_vector_is_refused():
     layer = dlf.batchNormalizationLayer(NumChannels=4)
-    with pytest.raises(DLFormatError, match=r"TrainedMean must have shape 4×1; got 2×2"):
+    with pytest.raises(DLFormatError, match=r"TrainedMean must have size 4×1, 1×4, .*; got 2×2"):
         layer.TrainedMean = torch.ones(2, 2)
 
 
@@ -360,9 +372,12 @@ def test_batch_normalization_layer_path_equals_batchnorm(data_dtype, shape, layo
                 X, layer.Offset, layer.Scale, mean, variance, Epsilon=1e-3, MeanDecay=0.3, VarianceDecay=0.2,
                 ReturnStatistics=True,
             )  # fmt: skip
-            torch.testing.assert_close(layer.TrainedMean, dlf.extractdata(new_mean).float(), rtol=0, atol=0)
+            size = layer.TrainedMean.shape  # 1×1×3: the "SSCB" input's size
             torch.testing.assert_close(
-                layer.TrainedVariance, dlf.extractdata(new_variance).float(), rtol=0, atol=0
+                layer.TrainedMean, dlf.extractdata(new_mean).float().reshape(size), rtol=0, atol=0
+            )
+            torch.testing.assert_close(
+                layer.TrainedVariance, dlf.extractdata(new_variance).float().reshape(size), rtol=0, atol=0
             )
         else:
             expected = F.batchnorm(
