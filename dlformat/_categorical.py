@@ -60,11 +60,10 @@ class Categorical:
     (pandas' convention: 0-based, -1 for ``<undefined>``; MATLAB's own 1-based numbers are
     ``dlf.double(C)``). ``C[i]`` indexes as NumPy does: one element is its name (``None`` where
     undefined), as NumPy and pandas give an element; a slice or mask is a categorical with every
-    category; iterating a 1-D array gives the names. ``C[i] = "x"``
-    assigns a category (adding it, unless the categories are protected); ``==``, ``!=`` compare
-    with another categorical or text, ``<``, ``<=``, ``>``, ``>=`` order ordinal arrays; each gives
-    a NumPy ``bool`` array. ``tolist()`` and ``np.asarray(C)`` give the names (``None`` where
-    undefined).
+    category; iterating a 1-D array gives the names. ``C[i] = "x"`` assigns a category (adding
+    it, unless the categories are protected); ``==``, ``!=`` compare with another categorical or
+    text, ``<``, ``<=``, ``>``, ``>=`` order ordinal arrays; each gives a NumPy ``bool`` array.
+    ``tolist()`` and ``np.asarray(C)`` give the names (``None`` where undefined).
 
     Examples:
         >>> C = dlf.categorical(["plane", "car", "train", "car", "plane"])

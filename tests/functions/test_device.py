@@ -42,6 +42,13 @@ def test_gpuArray_refuses_what_is_not_numeric_with_matlabs_message(value):
         dlf.gpuArray(value)
 
 
+def test_the_refusal_describes_a_categorical_briefly():
+    with pytest.raises(
+        DLFormatError, match=r"supported for GPU arrays; got a categorical array of shape \(2,\)$"
+    ):
+        dlf.gpuArray(dlf.categorical(["a", "b"]))
+
+
 def test_gpuDevice_refuses_what_torch_cannot_do():
     with pytest.raises(DLFormatError, match=r"gpuDevice\(\[\]\) deselects the GPU"):
         dlf.gpuDevice([])
