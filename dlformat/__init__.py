@@ -5,8 +5,9 @@ on those labels; dlformat brings the same semantics, MATLAB's layer names, prope
 errors to ``torch``.
 """
 
-from . import functional, layers, training
+from . import _categorical, functional, layers, training
 from ._batching import collate, padsequences
+from ._categorical import *  # noqa: F403  # MATLAB's categorical arrays (docs/data.md)
 from ._dlarray import DLArray, dims, dlarray, extractdata, finddim, stripdims
 from ._errors import DLFormatError, LayerError
 from ._factors import getL2Factor, getLearnRateFactor, param_groups, setL2Factor, setLearnRateFactor
@@ -201,6 +202,7 @@ __all__ = [
     "updateInfo",
     *layers.__all__,
     *_functions.__all__,
+    *_categorical.__all__,
 ]
 
 

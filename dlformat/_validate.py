@@ -35,6 +35,8 @@ def describe(value: object) -> str:
         return f"{value} (a logical)"
     if isinstance(value, (torch.Tensor, np.ndarray)):
         return f"a {type(value).__name__} of shape {tuple(value.shape)} and dtype {value.dtype}"
+    if hasattr(value, "categories") and hasattr(value, "codes"):  # a categorical (or pandas') array
+        return f"a categorical array of shape {tuple(np.shape(value.codes))}"
     text = shown(value)
     if len(text) > 60:
         text = text[:57] + "..."

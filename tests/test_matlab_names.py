@@ -26,6 +26,7 @@ OWN = {
     "dlf.functional",
     "dlf.training",
     "dlf.LegacyTrainingInfo",
+    "dlf.RngSettings",
     "dlf.param_groups",
     "dlf.collate",
     "dlf.functional.position_embedding",
@@ -80,9 +81,11 @@ def test_the_page_has_its_groups_and_rows():
         "Custom training loops",
         "Training: `trainingOptions`, `trainnet`, `trainNetwork`",
         "MATLAB functions on `dlarray`",
+        "Categorical arrays: `categorical`",
+        "GPU and random numbers",
         OWN_SECTION,
     }
-    assert len(rows) == 5 + 79 + 19 + 4 + 20 + 8 + 19 + 17 + 102
+    assert len(rows) == 5 + 79 + 19 + 4 + 20 + 8 + 19 + 17 + 101 + 19 + 6
     for section, matlab, spellings in rows:
         assert matlab and spellings, f"{section}: a row without a MATLAB name or a dlformat spelling"
 

@@ -88,6 +88,12 @@ PUBLIC = {
     # the functions of issue 12's list read in docs/dlarray_functions.md#the-list-page-and-dlformat
     "ldivide", "rescale", "normalize", "isfloat", "islogical", "isnumeric", "isreal", "isscalar", "isvector",
     "ismatrix", "isrow", "iscolumn", "isempty", "length", "isequal", "isequaln",
+    # MATLAB's categorical arrays (issue 26, docs/data.md)
+    "Categorical", "categorical", "categories", "countcats", "addcats", "removecats", "mergecats", "renamecats",
+    "reordercats", "setcats", "summary", "isundefined", "iscategorical", "iscategory", "isordinal",
+    "isprotected", "ismember", "unique", "string", "cellstr",
+    # GPU and random numbers (issue 26)
+    "gpuArray", "canUseGPU", "gpuDevice", "GPUDevice", "gpuDeviceCount", "rng", "RngSettings",
 }  # fmt: skip
 
 

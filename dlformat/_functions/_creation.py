@@ -1,5 +1,6 @@
 """MATLAB's creation, conversion and type functions: ``zeros``, ``ones``, ``rand``, ``randn`` (with
-``"like"``), ``single``, ``double``, ``cast``, ``logical``, ``underlyingType``, ``gather``, ``isdlarray``.
+``"like"``), ``single``, ``double``, ``cast``, ``logical``, ``underlyingType``, ``isdlarray`` (``gather`` and
+the other device functions are in :mod:`._device`).
 
 MATLAB's class names map to torch dtypes: ``"double"`` float64, ``"single"`` float32, ``"logical"``
 bool, ``"half"`` float16, ``"int8"`` ... ``"int64"`` and ``"uint8"``. The conversions keep a dlarray's
@@ -17,7 +18,8 @@ from typing import Any
 import numpy as np
 import torch
 
-from .. import _validate
+from .. import _categorical, _validate
+from .._categorical import Categorical
 from .._dlarray import DLArray, _as_tensor
 from .._errors import DLFormatError
 from .._options import matlab_function
@@ -26,7 +28,6 @@ from . import _math
 __all__ = [
     "cast",
     "double",
-    "gather",
     "isdlarray",
     "logical",
     "ones",
@@ -135,6 +136,8 @@ def randn(*sz: Any, like: Any = None) -> Any:
 
 # -- conversions ------------------------------------------------------------------------------------
 def _converted(X: Any, dtype: torch.dtype) -> Any:
+    if isinstance(X, Categorical):  # MATLAB's category numbers, from 1; NaN where undefined
+        return torch.from_numpy(_categorical.double(X)).to(dtype)
     if isinstance(X, DLArray):
         return DLArray._wrap(X._data.to(dtype), X._fmt)
     return _data(X).to(dtype)
@@ -146,7 +149,14 @@ def single(X: Any) -> Any:
 
 
 def double(X: Any) -> Any:
-    """MATLAB's ``double``: float64 data; a dlarray keeps its format, anything else becomes a tensor."""
+    """MATLAB's ``double``: float64 data; a dlarray keeps its format, anything else becomes a tensor.
+    Of a categorical array: each element's category number, from 1 (NaN where undefined), as
+    MATLAB's ``double(categorical(...))`` gives (docs/data.md).
+
+    Examples:
+        >>> dlf.double(dlf.categorical(["5", "3", "2", "1", "8"])).tolist()  # categories 1 2 3 5 8
+        [4.0, 3.0, 2.0, 1.0, 5.0]
+    """
     return _converted(X, torch.float64)
 
 
@@ -195,15 +205,6 @@ def underlyingType(X: Any) -> str:
         return "double"  # a number written in code is a double, as in MATLAB
     dtype = _data(X).dtype
     return _NAMES.get(dtype, str(dtype).removeprefix("torch."))
-
-
-def gather(X: Any) -> Any:
-    """MATLAB's ``gather``: the data on the CPU; a dlarray keeps its format."""
-    if isinstance(X, DLArray):
-        return X.cpu()
-    if isinstance(X, torch.Tensor):
-        return X.cpu()
-    return X
 
 
 def isdlarray(X: Any, underlyingClass: str | None = None) -> bool:

@@ -19,6 +19,7 @@ from typing import Any
 
 import torch
 
+from .._categorical import Categorical
 from .._dlarray import DLArray, _elementwise, _keep_types, _numeric, as_dlarray, dlarray, logical_xor
 from .._errors import DLFormatError
 from ..functional._activations import relu, sigmoid  # the functional core's, exported here too
@@ -184,9 +185,12 @@ def uplus(X: Any) -> DLArray:
 
 
 def _pair(name: str, op: Callable[[Any, Any], Any], exact: bool = False) -> Callable[[Any, Any], DLArray]:
-    """MATLAB's binary elementwise ``name``: label-aligned as ``+ - * /`` are."""
+    """MATLAB's binary elementwise ``name``: label-aligned as ``+ - * /`` are; the relational ones
+    (``exact``) compare categorical arrays as MATLAB's do (a NumPy ``bool`` array)."""
 
     def apply(A: Any, B: Any) -> DLArray:
+        if exact and (isinstance(A, Categorical) or isinstance(B, Categorical)):
+            return op(A, B)  # type: ignore[no-any-return]  # Categorical's own comparison
         if not isinstance(A, DLArray) and not isinstance(B, DLArray):
             A = dlarray(A)
         if exact:

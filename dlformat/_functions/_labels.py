@@ -1,10 +1,10 @@
 """MATLAB's label functions: ``onehotencode``, ``onehotdecode`` and ``scores2label``.
 
-Labels here are what dlformat's ``classify`` returns: a NumPy array of class names (MATLAB's
-categorical array), ``None`` marking MATLAB's ``<undefined>``. A categorical-like object that
-carries its own categories (``pandas.Categorical``, which mat-io gives for a MATLAB categorical:
-``.categories`` and ``.codes``, code ``-1`` for undefined) is read with its categories in order,
-as MATLAB reads a categorical's ``categories(A)``. Rules and sources: docs/dlarray_functions.md.
+Labels are MATLAB's categorical arrays (:class:`dlformat.Categorical`, what ``classify`` returns),
+or text (a list or NumPy array of class names, ``None`` marking MATLAB's ``<undefined>``). A
+categorical, or an object with the same surface (``pandas.Categorical``: ``.categories`` and
+``.codes``, code ``-1`` for undefined), is read with its categories in order, as MATLAB reads a
+categorical's ``categories(A)``. Rules and sources: docs/dlarray_functions.md.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ import numpy as np
 import torch
 
 from .. import _validate
+from .._categorical import Categorical, _category_name
 from .._dlarray import DLArray
 from .._errors import DLFormatError
 from .._options import matlab_function
@@ -125,8 +126,12 @@ def onehotencode(
     return encoded.to(dtype)
 
 
-def _decoded(codes: np.ndarray, classes: np.ndarray, typename: str) -> np.ndarray:
-    """Class names at ``codes`` (None where a code is -1), as MATLAB's ``typename`` asks."""
+def _decoded(codes: np.ndarray, classes: np.ndarray, typename: str) -> Any:
+    """Class names at ``codes`` (-1: undefined), as MATLAB's ``typename`` asks: a categorical whose
+    categories are the classes in order, or names (None where undefined)."""
+    if typename == "categorical":
+        names = [_category_name(name) for name in classes.tolist()]
+        return Categorical(np.asarray(codes, dtype=np.int64) + 1, names)
     labels = np.empty(codes.shape, dtype=object)
     labels[...] = None
     valid = codes >= 0
@@ -142,15 +147,16 @@ def _decoded(codes: np.ndarray, classes: np.ndarray, typename: str) -> np.ndarra
 
 
 @matlab_function
-def onehotdecode(B: Any, classes: Any, featureDim: int, typename: str = "categorical") -> np.ndarray:
+def onehotdecode(B: Any, classes: Any, featureDim: int, typename: str = "categorical") -> Any:
     """MATLAB's ``A = onehotdecode(B, classes, featureDim)``: each vector along ``featureDim`` to
     the class of its largest value (the first of ties, as MATLAB's ``max``).
 
     ``B`` is numeric (a tensor, NumPy array or dlarray); ``classes`` the class names in order (or
-    a categorical). The labels come back as a NumPy array of class names (MATLAB's categorical
-    array) with ``featureDim`` removed, so decoding undoes :func:`onehotencode`; a vector holding
-    NaN decodes to ``None`` (``<undefined>``). ``typename``: ``"categorical"`` (default),
-    ``"string"``, ``"char"``, or a numeric type for numeric class names.
+    a categorical). The labels come back as a categorical array (MATLAB's default ``typename``,
+    ``"categorical"``) whose categories are the classes in order, with ``featureDim`` removed, so
+    decoding undoes :func:`onehotencode`; a vector holding NaN decodes to ``<undefined>``.
+    ``typename`` ``"string"``, ``"char"`` or ``"cellstr"`` gives a NumPy array of names (``None``
+    for undefined), a numeric type the numeric class names.
 
     Examples:
         >>> B = torch.tensor([[0.9, 0.2, 0.4], [0.1, 0.8, 0.6]])
@@ -181,15 +187,16 @@ def _top(data: torch.Tensor, dim: int) -> tuple[torch.Tensor, np.ndarray]:
 
 
 @matlab_function
-def scores2label(scores: Any, classNames: Any, dim: int | str = "auto") -> tuple[np.ndarray, torch.Tensor]:
+def scores2label(scores: Any, classNames: Any, dim: int | str = "auto") -> tuple[Categorical, torch.Tensor]:
     """MATLAB's ``[labels, topScores] = scores2label(scores, classNames)``: the class of the top
     score along the channel dimension.
 
     The channel dimension is ``C`` for a formatted dlarray; otherwise ``dim`` (MATLAB's, from 1),
     or ``"auto"`` (default): the one dimension of size ``numel(classNames)`` whose values sum to
     one, as MATLAB's page describes (an error when there is not exactly one). Returns the labels
-    (a NumPy array of class names, the channel dimension removed, as ``classify`` returns them)
-    and the top scores (a tensor of the labels' shape). Both outputs always come back.
+    (a categorical array whose categories are ``classNames`` in order, the channel dimension
+    removed, as ``classify`` returns them) and the top scores (a tensor of the labels' shape). Both
+    outputs always come back.
 
     Examples:
         >>> scores = dlf.dlarray(torch.tensor([[0.7, 0.2], [0.3, 0.8]]), "CB")

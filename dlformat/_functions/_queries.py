@@ -14,9 +14,11 @@ from typing import Any
 
 import torch
 
+from .. import _categorical
+from .._categorical import Categorical
 from .._dlarray import DLArray, as_dlarray
 from .._errors import DLFormatError
-from ._shape import size
+from ._shape import numel, size
 
 __all__ = [
     "iscolumn",
@@ -36,18 +38,20 @@ __all__ = [
 
 
 def isfloat(X: Any) -> bool:
-    """MATLAB's ``isfloat``: whether the data is floating point (``"single"``, ``"double"``, ...)."""
-    return as_dlarray(X)._data.is_floating_point()
+    """MATLAB's ``isfloat``: whether the data is floating point (``"single"``, ``"double"``, ...);
+    false for a categorical array."""
+    return not isinstance(X, Categorical) and as_dlarray(X)._data.is_floating_point()
 
 
 def islogical(X: Any) -> bool:
-    """MATLAB's ``islogical``: whether the data is logical (torch's ``bool``)."""
-    return as_dlarray(X)._data.dtype == torch.bool
+    """MATLAB's ``islogical``: whether the data is logical (torch's ``bool``); false for a categorical."""
+    return not isinstance(X, Categorical) and as_dlarray(X)._data.dtype == torch.bool
 
 
 def isnumeric(X: Any) -> bool:
-    """MATLAB's ``isnumeric``: whether the data is numeric, floating or integer (logical is not)."""
-    return as_dlarray(X)._data.dtype != torch.bool
+    """MATLAB's ``isnumeric``: whether the data is numeric, floating or integer (logical is not);
+    false for a categorical array."""
+    return not isinstance(X, Categorical) and as_dlarray(X)._data.dtype != torch.bool
 
 
 def isreal(X: Any) -> bool:
@@ -58,7 +62,7 @@ def isreal(X: Any) -> bool:
 
 def isscalar(X: Any) -> bool:
     """MATLAB's ``isscalar``: whether ``X`` has one element."""
-    return as_dlarray(X)._data.numel() == 1
+    return numel(X) == 1
 
 
 def isvector(X: Any) -> bool:
@@ -94,7 +98,7 @@ def iscolumn(X: Any) -> bool:
 
 def isempty(X: Any) -> bool:
     """MATLAB's ``isempty``: whether ``X`` has no elements (some size is 0)."""
-    return as_dlarray(X)._data.numel() == 0
+    return numel(X) == 0
 
 
 def length(X: Any) -> int:
@@ -124,6 +128,8 @@ def isequaln(A: Any, B: Any, *more: Any) -> bool:
 
 
 def _equal(values: tuple[Any, ...], nan_equal: bool) -> bool:
+    if any(isinstance(value, Categorical) for value in values):  # compared by category name
+        return _categorical.equal(values, nan_equal)
     first, *others = (_comparable(value) for value in values)
     return all(_pair_equal(first, other, nan_equal) for other in others)
 

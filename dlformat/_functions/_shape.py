@@ -16,9 +16,11 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
 import torch
 
-from .. import _validate
+from .. import _categorical, _validate
+from .._categorical import Categorical
 from .._dlarray import (  # mtimes: MATLAB's A*B
     DLArray,
     _formatted,
@@ -70,6 +72,8 @@ def cat(dim: Any, *arrays: Any) -> DLArray:
     """
     if not arrays:
         raise DLFormatError("cat needs at least one array to concatenate: cat(dim, A, B, ...)")
+    if any(isinstance(array, Categorical) for array in arrays):  # MATLAB's categorical rules
+        return _categorical.concatenate(dim, arrays)  # type: ignore[return-value]
     inputs = [as_dlarray(array) for array in arrays]
     formats = {X._fmt for X in inputs}
     if len(formats) > 1:
@@ -426,16 +430,22 @@ def size(X: Any, dim: Any = None) -> Any:
     included), at least two as in MATLAB. ``size(X, d)`` is an int: dimension ``d`` counted from 1 (1
     beyond the last, as in MATLAB), or a label (a tuple for several ``S``); a list of several numbers
     gives a tuple, a list of one an int (MATLAB's ``[3]`` is the scalar 3), so
-    ``size(X, finddim(X, "S"))`` is MATLAB's, as on MathWorks' finddim page.
+    ``size(X, finddim(X, "S"))`` is MATLAB's, as on MathWorks' finddim page. A categorical array
+    (or a list of names, MATLAB's cell array) has MATLAB's size of its elements, a 1-D one ``N×1``.
     """
-    X = as_dlarray(X)
-    shape = tuple(X._data.shape)
+    if isinstance(X, Categorical):
+        shape, fmt = _categorical.matlab_size(X), ""
+    elif _is_cell(X):
+        shape, fmt = tuple(np.shape(_cell(X))), ""
+    else:
+        X = as_dlarray(X)
+        shape, fmt = tuple(X._data.shape), X._fmt
     if dim is None:
         return shape + (1,) * (2 - len(shape))
     if isinstance(dim, str):
-        found = _dims.positions("size", X._fmt, len(shape), dim, all_=False)
+        found = _dims.positions("size", fmt, len(shape), dim, all_=False)
         sizes = tuple(shape[position] for position in found)
-        return sizes[0] if len(sizes) == 1 and X._fmt.count(dim) == 1 else sizes
+        return sizes[0] if len(sizes) == 1 and fmt.count(dim) == 1 else sizes
     single = _dims.single_number(dim)
     numbers = [single] if single is not None else list(dim) if isinstance(dim, (list, tuple)) else None
     checked = [_dims._number(value) for value in numbers] if numbers else None
@@ -450,10 +460,35 @@ def size(X: Any, dim: Any = None) -> Any:
 
 
 def numel(X: Any) -> int:
-    """MATLAB's ``numel``: the number of elements."""
+    """MATLAB's ``numel``: the number of elements (of a categorical array; of a list of names, MATLAB's
+    cell array, as ``numel(categories(labels))`` counts the classes)."""
+    if isinstance(X, Categorical):
+        return math.prod(X.shape)
+    if _is_cell(X):
+        return int(_cell(X).size)
     return as_dlarray(X)._data.numel()
 
 
 def ndims(X: Any) -> int:
     """MATLAB's ``ndims``: the number of dimensions (of labels, for a formatted dlarray), at least 2."""
+    if isinstance(X, Categorical) or _is_cell(X):
+        return len(size(X))
     return max(as_dlarray(X)._data.ndim, 2)
+
+
+def _is_cell(X: Any) -> bool:
+    """A list (or NumPy object array) holding text: MATLAB's cell array of names, which no dlarray holds."""
+    if isinstance(X, np.ndarray):
+        return X.dtype.kind == "U" or (
+            X.dtype.kind == "O" and any(isinstance(item, str) for item in X.ravel())
+        )
+    return isinstance(X, (list, tuple)) and any(isinstance(item, str) for item in _cell(X).ravel())
+
+
+def _cell(X: Any) -> np.ndarray:
+    try:
+        return np.asarray(X, dtype=object)
+    except ValueError:  # ragged nesting: one cell per item
+        cells = np.empty(len(X), dtype=object)
+        cells[:] = list(X)
+        return cells

@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse
 
+from .._categorical import Categorical
 from .._errors import DLFormatError, cut
 from . import _matv5
 
@@ -333,6 +334,24 @@ def set_own_classes(subsystem: Any) -> None:
             obj.classname = subsystem.get_classname(class_id)
 
 
+def _categorical(value: Any, path: str) -> Categorical:
+    """A MATLAB categorical as dlformat's: mat-io's ``pandas.Categorical`` keeps MATLAB's shape,
+    categories in order, codes and ``isOrdinal``; it drops ``isProtected``, so a nonordinal array
+    saved with protected categories reads as unprotected (an ordinal one is protected, as MATLAB's
+    always are)."""
+    try:
+        return Categorical.from_pandas(value)
+    except DLFormatError as error:
+        raise DLFormatError(
+            f"variable {path!r} holds a categorical array dlformat cannot take: {error}"
+        ) from None
+
+
+def _is_pandas_categorical(value: Any) -> bool:
+    kind = type(value)
+    return kind.__name__ == "Categorical" and kind.__module__.startswith("pandas")
+
+
 # ---------------------------------------------------------------------------------------------
 # mat-io's values in dlformat's forms
 
@@ -370,8 +389,10 @@ def plain(value: Any, path: str, seen: dict[int, Any] | None = None) -> Any:
         return {}
     if scipy.sparse.issparse(value):  # its indices checked, as for a plain variable
         return _matv5.sparse(value, path)
+    if _is_pandas_categorical(value):  # MATLAB's categorical, which mat-io gives as pandas'
+        return _categorical(value, path)
     if not isinstance(value, np.ndarray) or isinstance(value, mc.MatlabEnumerationArray):
-        return value  # mat-io's own forms: DataFrame, Categorical, enumerations, scalars
+        return value  # mat-io's own forms: DataFrame, enumerations, scalars
     if value.dtype.names is not None:
         records = [
             {name: plain(value[index][name], f"{path}.{name}", seen) for name in value.dtype.names}
@@ -637,7 +658,7 @@ def _names(value: Any) -> list[str]:
         return []
     if isinstance(value, str):
         return [value] if value else []
-    if hasattr(value, "categories") and not isinstance(value, np.ndarray):  # pandas.Categorical
+    if hasattr(value, "categories") and not isinstance(value, np.ndarray):  # a categorical
         return [str(category) for category in value.categories]
     if isinstance(value, np.ndarray):
         return [name for item in value.ravel(order="F") for name in _names(item)]

@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse
 
+from .._categorical import Categorical
 from .._errors import DLFormatError
 
 MAX_NAME_LENGTH = 63
@@ -223,6 +224,13 @@ def _value(value: Any, path: str) -> Any:
         if matrix.dtype.kind not in "bfc":
             matrix = matrix.astype(np.float64)
         return matrix
+    if isinstance(value, Categorical):  # a MATLAB object: dlformat writes no objects
+        raise DLFormatError(
+            f"{path} is a categorical array, a MATLAB object, which dlformat's savemat cannot write (it "
+            "writes no MATLAB objects); save its parts instead: categories(C) (a cell of names) and "
+            "double(C) (category numbers from 1, NaN undefined), and rebuild it in MATLAB with "
+            "categorical(numbers, 1:numel(names), names)"
+        )
     if type(value).__module__.startswith("torch"):
         value = _from_torch(value, path)
     if isinstance(value, np.ndarray):

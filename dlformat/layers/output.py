@@ -13,9 +13,11 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+import numpy as np
 import torch
 
 from .. import _validate
+from .._categorical import Categorical
 from .._dlarray import DLArray, as_dlarray, require_dimensions, require_formatted
 from .._errors import DLFormatError
 from ..functional import crossentropy, generalizedDice, mse
@@ -51,8 +53,25 @@ def _names(label: str, value: object, *, empty: str) -> str | tuple[str, ...]:
     return names
 
 
-def _classes(label: str, value: object) -> str | tuple[str, ...]:
-    return _names(label, value, empty="auto")
+def _classes(label: str, value: object) -> str | Categorical:
+    """``"auto"``, or the classes as MATLAB's output layers hold them: a categorical whose elements
+    and categories are the names in order (MathWorks' ClassificationOutputLayer page: names ``str``
+    become ``categorical(str, str)``). A categorical given keeps its elements' order."""
+    if isinstance(value, Categorical):
+        if (value.codes < 0).any():
+            raise DLFormatError(f"{label} must name each class; the categorical given has undefined elements")
+        value = tuple(value.tolist()) if value.ndim else (value.tolist(),)
+    elif isinstance(value, np.ndarray) and value.dtype.kind in "UO":
+        value = tuple(str(item) for item in value.ravel())
+    names = _names(label, value, empty="auto")
+    if isinstance(names, str):
+        return names
+    return Categorical(np.arange(1, len(names) + 1), names)
+
+
+def class_names(classes: str | Categorical) -> list[str]:
+    """The names of a layer's ``Classes`` (``[]`` while ``"auto"``)."""
+    return [] if isinstance(classes, str) else list(classes.categories)
 
 
 def _class_weights(label: str, value: object) -> str | tuple[float, ...]:
@@ -102,6 +121,8 @@ class OutputLayer(Layer):
 
     def _display_value(self, name: str) -> str:
         value = getattr(self, name)
+        if isinstance(value, Categorical):
+            return f"[{len(value)}×1 categorical]"
         if isinstance(value, tuple):
             if not value:
                 return "{}"
@@ -132,8 +153,17 @@ class ClassificationLayer(OutputLayer):
     """
 
     Classes = Property(
-        _classes, default="auto", read_only=True, doc='"auto" (set by training) or the class names, in order.'
+        _classes,
+        default="auto",
+        read_only=True,
+        doc='"auto" (set by training) or the classes: a categorical of the class names, in order.',
     )
+
+    def get_config(self) -> dict[str, Any]:
+        config = super().get_config()
+        if isinstance(config.get("Classes"), Categorical):  # plain names rebuild it (network files)
+            config["Classes"] = class_names(config["Classes"])
+        return config
 
 
 class _ClassificationBase(ClassificationLayer):
@@ -150,16 +180,16 @@ class _ClassificationBase(ClassificationLayer):
 
     def _check_properties(self) -> None:
         weights, classes = self.ClassWeights, self.Classes
-        if weights != "none" and (classes == "auto" or len(weights) != len(classes)):
+        if weights != "none" and (isinstance(classes, str) or len(weights) != len(classes)):
             raise DLFormatError(
                 f"{type(self).__name__}: ClassWeights needs Classes with one name per weight; got "
-                f"{len(weights)} weights and Classes {classes if classes == 'auto' else len(classes)}"
+                f"{len(weights)} weights and Classes {classes if isinstance(classes, str) else len(classes)}"
             )
 
     @property
     def OutputSize(self) -> int | str:
         """The number of classes: ``"auto"`` until Classes is known, as MATLAB shows it."""
-        return "auto" if self.Classes == "auto" else len(self.Classes)
+        return "auto" if isinstance(self.Classes, str) else len(self.Classes)
 
     def forwardLoss(self, Y: Any, T: Any) -> DLArray:
         """MATLAB's ``crossentropyex``: ``−(1/N) Σₙ Σᵢ wᵢ Tₙᵢ log Yₙᵢ``, N the observations.
@@ -206,11 +236,11 @@ class ClassificationOutputLayer(_ClassificationBase):
 
     def _check_properties(self) -> None:
         super()._check_properties()
-        if self.Classes == "auto":
+        if isinstance(self.Classes, str):
             self.Description = self.LossFunction
         else:
             others = len(self.Classes) - 1
-            self.Description = f"{self.LossFunction} with '{self.Classes[0]}'" + (
+            self.Description = f"{self.LossFunction} with '{class_names(self.Classes)[0]}'" + (
                 f" and {others} other class{'es' if others > 1 else ''}" if others else ""
             )
 
@@ -253,12 +283,12 @@ class PixelClassificationLayer(_ClassificationBase):
         return as_dlarray(summed / (pixel_weights + eps))
 
 
-def _two_or_more_classes(label: str, value: object) -> str | tuple[str, ...]:
+def _two_or_more_classes(label: str, value: object) -> str | Categorical:
     """``"auto"`` or at least two class names: MathWorks' source of the layer refuses fewer
     (``vision:semanticseg:MultiClass``)."""
     classes = _classes(label, value)
-    if classes != "auto" and len(classes) < 2:
-        raise DLFormatError(f"{label} must name two or more classes; got {list(classes)}")
+    if not isinstance(classes, str) and len(classes) < 2:
+        raise DLFormatError(f"{label} must name two or more classes; got {class_names(classes)}")
     return classes
 
 
@@ -298,7 +328,7 @@ class DicePixelClassificationLayer(ClassificationLayer):
     @property
     def OutputSize(self) -> int | str:
         """The number of classes: ``"auto"`` until Classes is known."""
-        return "auto" if self.Classes == "auto" else len(self.Classes)
+        return "auto" if isinstance(self.Classes, str) else len(self.Classes)
 
     def forwardLoss(self, Y: Any, T: Any) -> DLArray:
         """``Σₙ (1 − generalizedDice(Y, T)ₙ) / N`` over the ``N`` observations (see the class)."""

@@ -19,11 +19,12 @@ import numpy as np
 import torch
 
 from .. import _validate
+from .._categorical import Categorical
 from .._display import Table, cell
 from .._dlarray import DLArray
 from .._errors import DLFormatError
 from ..layers import Layer
-from ..layers.output import ClassificationLayer, OutputLayer
+from ..layers.output import ClassificationLayer, OutputLayer, class_names
 from ._graph import DLNetwork, LayerArray, LayerGraphBase, _as_layers
 from ._minibatch import predict_sequences
 
@@ -221,11 +222,11 @@ class LegacyNetwork:
                 "state, such as lstmLayer or gruLayer"
             )
 
-    def _classified(self, run: Any, function: str, X: tuple[Any, ...]) -> tuple[np.ndarray, DLArray]:
+    def _classified(self, run: Any, function: str, X: tuple[Any, ...]) -> tuple[Any, DLArray]:
         """Labels and scores from the scores ``run(*X)`` gives: see :func:`classify`."""
         (name,) = self._classification_output(function)
         layer = cast("ClassificationLayer", self._graph._by_name[name])
-        if layer.Classes == "auto":
+        if isinstance(layer.Classes, str):  # "auto"
             raise DLFormatError(
                 f"{function}: the classification layer '{name}' has Classes \"auto\", which MATLAB sets in "
                 f"training; no class names are known. Build it with Classes=[...] (one name per class)"
@@ -240,7 +241,7 @@ class LegacyNetwork:
                 f"layer '{name}' has {len(layer.Classes)} classes"
             )
         indices = scores._data.argmax(channel).cpu().numpy()
-        return np.asarray(layer.Classes, dtype=object)[indices], scores
+        return Categorical(indices + 1, class_names(layer.Classes)), scores  # MATLAB's categorical labels
 
     def _classification_output(self, function: str) -> list[str]:
         names = [
@@ -291,7 +292,7 @@ def assembleNetwork(layers: Layer | Sequence[Layer] | LayerGraph) -> SeriesNetwo
         >>> net = dlf.assembleNetwork([dlf.featureInputLayer(2), fc, dlf.softmaxLayer(),
         ...                            dlf.classificationLayer(Classes=["no", "yes"])])
         >>> labels, scores = dlf.classify(net, dlf.dlarray(torch.tensor([[0.0, 3.0], [1.0, 0.0]]), "CB"))
-        >>> list(labels), dlf.dims(scores)
+        >>> labels.tolist(), dlf.dims(scores)
         (['yes', 'no'], 'CB')
     """
     if isinstance(layers, LayerGraph):
@@ -311,8 +312,9 @@ def classify(net: LegacyNetwork, *X: Any) -> tuple[np.ndarray, DLArray]:
 
     ``scores`` is what reaches the classification layer (a formatted dlarray); ``labels`` holds,
     for every observation (and time step, or pixel), the name in the layer's ``Classes`` of the
-    highest score: a NumPy array of the scores' shape without ``C``, in the scores' canonical
-    dimension order. A layer with ``Classes="auto"`` (no names known before MATLAB's training)
+    highest score: a categorical array (:class:`dlformat.Categorical`, MATLAB's) of the scores' shape
+    without ``C``, in the scores' canonical dimension order, whose categories are the layer's
+    ``Classes`` in order. A layer with ``Classes="auto"`` (no names known before MATLAB's training)
     is an error.
     """
     return _legacy_network(net, "classify").classify(*X)

@@ -5,8 +5,9 @@ left ``"auto"``, the layout MATLAB documents for the network's input layer (``N�
 ``featureInputLayer``, ``H×W×C×N`` for ``imageInputLayer``, ``H×W×D×C×N`` for
 ``image3dInputLayer``); or a list of sequences (MATLAB's cell array of ``C×T`` arrays, time
 last), padded per mini-batch with :func:`dlformat.padsequences`. Targets: an ``N×R`` array
-(``N`` responses as a vector), class labels (a NumPy array or list of names, one-hot encoded
-with the classes), or a list of ``R×T`` sequences; ``TargetDataFormats`` for other arrays.
+(``N`` responses as a vector), class labels (a categorical vector, or a NumPy array or list of
+names, one-hot encoded with the classes), or a list of ``R×T`` sequences; ``TargetDataFormats``
+for other arrays.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import torch
 
 from .. import _validate
 from .._batching import padsequences
+from .._categorical import Categorical
 from .._dlarray import DLArray, dlarray
 from .._errors import DLFormatError
 from .._functions._labels import onehotencode
@@ -41,7 +43,9 @@ _SEQUENCE_FORMATS = {2: "CTB", 3: "SCTB", 4: "SSCTB", 5: "SSSCTB"}
 
 
 def is_labels(value: Any) -> bool:
-    """Class labels: strings in a NumPy array (kind U/O) or a list of strings."""
+    """Class labels: a categorical vector, strings in a NumPy array (kind U/O) or a list of strings."""
+    if isinstance(value, Categorical):  # N, N×1 or 1×N: MATLAB's categorical vector of responses
+        return value.ndim <= 1 or (value.ndim == 2 and 1 in value.shape)
     if isinstance(value, np.ndarray):
         if value.ndim != 1 or value.dtype.kind not in "UO":
             return False
@@ -67,7 +71,13 @@ class Column:
         self.data: torch.Tensor | None = None
         self.fmt = ""
         if is_labels(value):
-            labels = np.asarray(value, dtype=object)
+            labels = np.asarray(value, dtype=object).reshape(-1)  # a categorical's names, None undefined
+            if isinstance(value, Categorical) and (value.codes < 0).any():
+                raise DLFormatError(
+                    f"{caller}: {what} holds undefined labels (<undefined>, element "
+                    f"{int(np.flatnonzero(value.codes.reshape(-1) < 0)[0]) + 1}); every observation needs "
+                    "a class"
+                )
             if classes is None:
                 raise DLFormatError(
                     f"{caller}: {what} are class labels, but the network's classes are not known"

@@ -32,6 +32,7 @@ import numpy as np
 import torch
 
 from .. import _validate
+from .._categorical import Categorical
 from .._display import Table
 from .._dlarray import DLArray, working_dtype
 from .._errors import DLFormatError
@@ -39,7 +40,13 @@ from ..functional import crossentropy, huber, indexcrossentropy, l1loss, l2loss
 from ..functional._losses import softmax_crossentropy
 from ..layers import Layer
 from ..layers.elementwise import SoftmaxLayer
-from ..layers.output import ClassificationLayer, OutputLayer, PixelClassificationLayer, RegressionLayer
+from ..layers.output import (
+    ClassificationLayer,
+    OutputLayer,
+    PixelClassificationLayer,
+    RegressionLayer,
+    class_names,
+)
 from ..networks import DLNetwork, dlnetwork
 from ..networks._graph import LayerGraphBase
 from ..networks._legacy import DAGNetwork, LayerGraph, SeriesNetwork, assembleNetwork, layerGraph
@@ -771,17 +778,24 @@ def _copied_layers(caller: str, layers: Any) -> list[Layer]:
 
 
 def _classes_of(labels: Any, given: Any = "auto") -> list[str]:
-    """The classes of ``labels``: the given ones, or the sorted distinct labels (a categorical's
-    order); in label images, undefined pixels name no class."""
-    if given != "auto":
-        return list(given)
+    """The classes of ``labels``: the given ones; a categorical's categories, every one in order (a
+    MATLAB network trained on categorical labels has a class per category, used or not: MATLAB
+    Answers 1694385); or the sorted distinct labels, as ``categorical`` sorts them. In label
+    images, undefined pixels name no class."""
+    if not isinstance(given, str):  # a layer's Classes (a categorical) or names
+        return class_names(given) if isinstance(given, Categorical) else list(given)
+    if isinstance(labels, Categorical):  # MATLAB's classes: every category, used or not, in order
+        return class_names(labels)
     images = _is_label_images(labels)
     names = {str(label) for label in np.asarray(labels, dtype=object).ravel() if not images or label}
     return sorted(names)
 
 
 def _is_label_images(value: Any) -> bool:
-    """Label images: an H×W×N (H×W×D×N) NumPy array of class names, ``None``/``""`` undefined."""
+    """Label images: an H×W×N (H×W×D×N) categorical or NumPy array of class names, ``None``/``""``
+    undefined."""
+    if isinstance(value, Categorical):
+        return value.ndim in (3, 4)
     if not isinstance(value, np.ndarray) or value.ndim not in (3, 4) or value.dtype.kind not in "UO":
         return False
     return value.dtype.kind == "U" or all(isinstance(v, str) or v is None for v in value.ravel())
@@ -791,6 +805,7 @@ def _one_hot_images(labels: np.ndarray, classes: Sequence[str]) -> np.ndarray:
     """H×W×N label images as H×W×C×N one-hot single targets (H×W×D×N as H×W×D×C×N); an
     undefined pixel's targets are all zero, so the loss and the accuracy leave it out (MATLAB's
     pixelClassificationLayer ignores undefined labels)."""
+    labels = np.asarray(labels)  # a categorical's names, None where undefined
     names, inverse = np.unique(np.where(labels == None, "", labels).astype(str), return_inverse=True)  # noqa: E711
     position = {name: index for index, name in enumerate(classes)}
     unknown = [name for name in names if name and name not in position]
@@ -1082,8 +1097,9 @@ def trainNetwork(
                 f"trainNetwork: a classification layer ({type(output).__name__}) needs class labels as Y "
                 "(names, one per observation, or label images)"
             )
-        classes = named if named and output.Classes == "auto" else _classes_of(Y, output.Classes)
-        if output.Classes == "auto":  # MATLAB sets them at training time (the layer is our copy)
+        auto = isinstance(output.Classes, str)
+        classes = named if named and auto else _classes_of(Y, output.Classes)
+        if auto:  # MATLAB sets them at training time (the layer is our copy)
             ClassificationLayer.Classes.initialize(output, classes)
             output._check_properties()
         if images:  # one-hot label images: the targets of every pixel

@@ -56,6 +56,25 @@ def test_a_categorical_brings_its_own_class_order_and_undefined():
     )
 
 
+def test_dlformats_categorical_encodes_and_decodes_as_matlabs():
+    # onehotencode takes a categorical's categories as the classes (ClassNames not needed);
+    # onehotdecode's default typename, "categorical", gives one whose categories are the classes
+    labels = dlf.categorical(["blue", None, "red"], CLASSES)
+    encoded = dlf.onehotencode(labels, 1)
+    np.testing.assert_array_equal(encoded.numpy(), encode_reference(["blue", None, "red"], CLASSES, 0))
+    decoded = dlf.onehotdecode(encoded, CLASSES, 1)
+    assert isinstance(decoded, dlf.Categorical) and dlf.categories(decoded) == CLASSES
+    assert dlf.isequaln(decoded, labels)
+    assert dlf.onehotdecode(encoded, CLASSES, 1, "string").tolist() == ["blue", None, "red"]
+    scores = torch.tensor([[0.1, 0.8], [0.9, 0.1], [0.0, 0.1]])  # K×N
+    top, _ = dlf.scores2label(scores, labels, 1)  # classNames a categorical: its categories
+    assert (
+        isinstance(top, dlf.Categorical)
+        and top.tolist() == ["green", "red"]
+        and dlf.categories(top) == CLASSES
+    )
+
+
 def test_onehotdecode_takes_the_first_maximum_and_undoes_onehotencode():
     B = torch.tensor([[0.2, 0.5, 0.5], [0.7, 0.5, 0.1], [0.1, 0.0, 0.4]])
     got = dlf.onehotdecode(B, CLASSES, 1)

@@ -54,7 +54,7 @@ def test_dice_pixel_classification_reads_its_saveobj_struct():
     }
     layer = mapped(saved("DicePixelClassificationLayer", struct, saveobj=True))
     assert isinstance(layer, dlf.DicePixelClassificationLayer) and layer.Name == "dice"
-    assert layer.Classes == ("tumor", "background") and layer.OutputSize == 2
+    assert dlf.categories(layer.Classes) == ["tumor", "background"] and layer.OutputSize == 2
     struct["Categories"] = pandas.Categorical([])
     assert mapped(saved("DicePixelClassificationLayer", struct, saveobj=True)).Classes == "auto"
 

@@ -95,7 +95,7 @@ def saved_struct(layer: Layer) -> dict:
         struct["ReturnSequence"] = struct.pop("OutputMode") == "sequence"
     if "Classes" in struct:
         classes = struct.pop("Classes")
-        struct["Categories"] = pd.Categorical([] if classes == "auto" else list(classes))
+        struct["Categories"] = pd.Categorical([] if isinstance(classes, str) else list(classes))
         weights = struct.pop("ClassWeights", "none")
         struct["ClassWeights"] = np.zeros((0, 0)) if isinstance(weights, str) else weights
     if "ResponseNames" in struct:

@@ -85,7 +85,8 @@ def test_properties_defaults_and_display():
     )
     assert (layer.default_name, layer.NumInputs, layer.NumOutputs) == ("classoutput", 1, 0)
     named = dlf.dicePixelClassificationLayer("Name", "pixclass", "Classes", ["sky", "road", "car"])
-    assert named.Name == "pixclass" and named.Classes == ("sky", "road", "car") and named.OutputSize == 3
+    assert named.Name == "pixclass" and named.OutputSize == 3
+    assert dlf.categories(named.Classes) == ["sky", "road", "car"]
     assert "LossFunction: 'generalizedDiceLoss'" in repr(named)
 
 
@@ -133,7 +134,7 @@ def test_trainNetwork_trains_a_segmentation_network_with_it():
     ]
     options = dlf.trainingOptions("sgdm", MaxEpochs=1, MiniBatchSize=4, Shuffle="never", Verbose=False)
     net, info = dlf.trainNetwork(X, labels, layers, options)
-    assert net.Layers[-1].Classes == ("bright", "dark")  # "auto": the sorted label names
+    assert dlf.categories(net.Layers[-1].Classes) == ["bright", "dark"]  # "auto": the sorted label names
     z = X[:, :, 0, :].astype(np.float64)[:, :, None, :] * W[:, None] + B[:, None]  # H×W×C×N
     y = np.exp(z) / np.exp(z).sum(axis=2, keepdims=True)
     t = np.stack([labels == "bright", labels == "dark"], axis=2).astype(np.float64)

@@ -123,7 +123,9 @@ def test_names_types_and_descriptions(layer, name, kind, description):
 
 def test_matlab_properties_and_display():
     layer = dlf.classificationLayer("Name", "out", "Classes", ["cat", "dog"], "ClassWeights", [1, 3])
-    assert layer.Classes == ("cat", "dog") and layer.ClassWeights == (1.0, 3.0)
+    # MATLAB's Classes: categorical(str, str) (MathWorks' ClassificationOutputLayer page)
+    assert dlf.iscategorical(layer.Classes) and layer.Classes.tolist() == dlf.categories(layer.Classes)
+    assert dlf.categories(layer.Classes) == ["cat", "dog"] and layer.ClassWeights == (1.0, 3.0)
     assert (layer.OutputSize, layer.LossFunction) == (2, "crossentropyex")
     assert dlf.classificationLayer().OutputSize == "auto"
     assert repr(layer).splitlines() == [

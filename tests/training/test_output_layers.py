@@ -66,7 +66,7 @@ def test_pixel_loss_and_accuracy_of_the_first_iteration(layer, weights):
     _, info = dlf.trainNetwork(X, labels, _pixel_layers(layer), _options())
     x = X[:, :, 0, :].astype(np.float64)  # H×W×N
     scores = _softmax(x[..., None] * W + B, -1)  # H×W×N×C, channels in the layer's class order
-    classes = ["bright", "dark"] if layer.Classes == "auto" else CLASSES  # "auto": sorted names
+    classes = ["bright", "dark"] if isinstance(layer.Classes, str) else CLASSES  # "auto": sorted names
     loss = accurate = counted = weight = 0.0
     for (h, w, n), label in np.ndenumerate(labels):
         if label == "":
@@ -104,7 +104,7 @@ def test_a_small_segmentation_network_learns():
     )
     net, info = dlf.trainNetwork(X, labels, layers, options)
     assert isinstance(net, dlf.SeriesNetwork)
-    assert net.Layers[-1].Classes == ("bright", "dark")
+    assert dlf.categories(net.Layers[-1].Classes) == ["bright", "dark"]
     assert info.FinalValidationAccuracy > 90
     predicted, scores = dlf.classify(net, dlf.dlarray(torch.as_tensor(XV), "SSCB"))
     assert dlf.dims(scores) == "SSCB" and tuple(scores.shape) == (6, 6, 2, 16)
@@ -171,7 +171,7 @@ def test_a_custom_classification_layer_gets_its_classes_and_one_hot_targets():
     targets = np.array([[label == "no", label == "yes"] for label in labels[:4]], dtype=float)  # sorted
     assert info.TrainingLoss[0] == pytest.approx(np.sum((scores - targets) ** 2) / 4, rel=1e-6)
     assert info.TrainingAccuracy[0] == pytest.approx(100 * np.mean(scores.argmax(1) == targets.argmax(1)))
-    assert net.Layers[-1].Classes == ("no", "yes")
+    assert dlf.categories(net.Layers[-1].Classes) == ["no", "yes"]
     predicted, _ = dlf.classify(net, dlf.dlarray(torch.as_tensor(X), "BC"))
     assert set(predicted) <= {"no", "yes"}
 
@@ -205,7 +205,7 @@ def test_undefined_pixels_name_no_class(undefined):
     X, labels = _segmentation_data(4)
     labels[:, 0, :] = undefined
     net, info = dlf.trainNetwork(X, labels, _pixel_layers(dlf.pixelClassificationLayer()), _options())
-    assert net.Layers[-1].Classes == ("bright", "dark")
+    assert dlf.categories(net.Layers[-1].Classes) == ["bright", "dark"]
     assert np.isfinite(info.TrainingLoss).all()
 
 
