@@ -24,7 +24,7 @@ from ..layers import Layer
 from . import _schedule
 from ._schedule import Port
 
-__all__ = ["DLNetwork", "LayerArray", "LayerGraphBase", "refuse_output_layers"]
+__all__ = ["DLNetwork", "LayerArray", "LayerDict", "LayerGraphBase", "refuse_output_layers"]
 
 Graph = TypeVar("Graph", bound="LayerGraphBase")  # an edit returns the graph it was called on
 # a run's plan (DLNetwork._plan): output ports, what each step releases, each step's result ports
@@ -65,6 +65,46 @@ class LayerArray(tuple[Layer, ...]):
         return "\n".join(lines)
 
 
+class LayerDict(nn.ModuleDict):
+    """A network's layers by MATLAB name: an ``nn.ModuleDict`` whose keys are data.
+
+    torch's ``ModuleDict`` refuses keys that name an attribute of a module (``double``, ``train``,
+    ``to``, ``forward``, ...) or hold a ``.``; MATLAB names layers with any text but ``/``. The
+    layers go into ``_modules`` under their names as they are, reached by key (``layers["to"]``),
+    never as attributes, so every name is safe, and ``state_dict`` keys are
+    ``layers.<Name>.<Parameter>`` with the name as it is.
+    """
+
+    def __setitem__(self, key: str, module: nn.Module) -> None:
+        if not isinstance(key, str) or not isinstance(module, nn.Module):
+            raise DLFormatError(
+                f"a network holds modules by name; got {_validate.describe(key)} -> {type(module).__name__}"
+            )
+        self._modules[key] = module
+
+    def _load_from_state_dict(
+        self,
+        state_dict: dict[str, Any],
+        prefix: str,
+        local_metadata: dict[str, Any],
+        strict: bool,
+        missing_keys: list[str],
+        unexpected_keys: list[str],
+        error_msgs: list[str],
+    ) -> None:
+        # torch's check splits a key at its first "." to find the child: a layer named "a.b"
+        # would make "layers.a.b.Weights" unexpected here; each layer checks its own keys
+        counted = len(unexpected_keys)
+        super()._load_from_state_dict(
+            state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs
+        )
+        unexpected_keys[counted:] = [
+            key
+            for key in unexpected_keys[counted:]
+            if not any(key.startswith(f"{prefix}{name}.") for name in self._modules)
+        ]
+
+
 class LayerGraphBase(nn.Module):
     """Named layers joined by named connections, and MATLAB's functions that edit them.
 
@@ -76,7 +116,7 @@ class LayerGraphBase(nn.Module):
 
     def __init__(self) -> None:
         super().__init__()
-        self.layers = nn.ModuleDict()
+        self.layers = LayerDict()
         self._links: dict[Port, Port] = {}  # destination port -> source port
         self._schedule: _schedule.Schedule | None = None
         self._stateful: tuple[Layer, ...] | None = None  # the layers with state, cached per graph
@@ -84,9 +124,30 @@ class LayerGraphBase(nn.Module):
         # what each step releases (_schedule.releases) and the ports of each step's results
         self._plans: dict[tuple[str, ...] | None, RunPlan] = {}
 
+    def load_state_dict(
+        self, state_dict: Mapping[str, Any], strict: bool = True, assign: bool = False
+    ) -> Any:
+        """``nn.Module.load_state_dict`` with the keys checked whole: torch finds a key's layer by
+        its first ``.``, so beside a layer ``a`` the keys of a layer named ``a.b`` would be taken
+        for ``a``'s and called unexpected (``LayerDict``)."""
+        result = super().load_state_dict(state_dict, strict=False, assign=assign)
+        own = self.state_dict(keep_vars=True)
+        missing = [key for key in own if key not in state_dict]
+        unexpected = [key for key in state_dict if key not in own]
+        if strict and (missing or unexpected):
+            errors = [
+                f"{kind} key(s) in state_dict: {', '.join(repr(key) for key in keys)}. "
+                for kind, keys in (("Missing", missing), ("Unexpected", unexpected))
+                if keys
+            ]
+            raise RuntimeError(
+                f"Error(s) in loading state_dict for {type(self).__name__}:\n\t" + "\n\t".join(errors)
+            )
+        return type(result)(missing, unexpected)
+
     @property
     def _by_name(self) -> Mapping[str, Layer]:
-        """The layers by name, typed as layers (an ``nn.ModuleDict`` holds modules)."""
+        """The layers by name, typed as layers (a :class:`LayerDict` holds modules)."""
         return cast("Mapping[str, Layer]", self.layers)
 
     # -- MATLAB properties --------------------------------------------------------------------
@@ -313,7 +374,7 @@ class LayerGraphBase(nn.Module):
             links[destination] = (new_names[-1], outputs[port])
         ordered = list(trial.layers.items())
         kept, added = ordered[: len(ordered) - len(items)], ordered[len(ordered) - len(items) :]
-        self.layers = nn.ModuleDict(dict(kept[:position] + added + kept[position:]))
+        self.layers = LayerDict(dict(kept[:position] + added + kept[position:]))
         # connections listed in layer order, each layer's inputs in port order
         rank = {name: index for index, name in enumerate(self.layers)}
         self._links = dict(
@@ -776,10 +837,10 @@ def _unique_names(items: list[Layer], taken: set[str]) -> list[str]:
 
 
 def _check_name(name: str) -> None:
-    if "/" in name or "." in name:
+    if "/" in name:
         raise DLFormatError(
-            f"layer name '{name}' cannot contain '/' (it separates layer and port, 'add/in2') or '.' "
-            "(torch uses it in state_dict keys); rename the layer"
+            f"layer name '{name}' cannot contain '/' (it separates layer and port, 'add/in2'); "
+            "rename the layer"
         )
 
 
