@@ -34,6 +34,7 @@ from .._display import cell
 from .._dlarray import DLArray
 from .._errors import DLFormatError
 from . import _initializers
+from ._call_state import CURRENT
 from ._properties import (
     FACTOR_KINDS,
     LEARNABLE_GROUP,
@@ -315,6 +316,39 @@ class Layer(nn.Module, metaclass=_LayerType):
         """The names of the state values (``add_state``)."""
         return tuple(self._state_names)
 
+    def __getattr__(self, name: str) -> Any:
+        # ``self.<state>`` inside a network call reads the call's value (see _call_state); every
+        # other name, and every name outside a call, is nn.Module's lookup. Learnables first,
+        # as nn.Module looks them up (they are read on every call: no second frame for them)
+        parameters = self.__dict__["_parameters"]
+        if name in parameters:
+            return parameters[name]
+        values = CURRENT.values
+        if values is not None:
+            own = values.get(self)
+            if own is not None and name in own:
+                return own[name]
+        return super().__getattr__(name)
+
+    def _state_value(self, name: str) -> torch.Tensor | None:
+        """State ``name`` as the running network call has it (see ``_call_state``), or the layer's
+        own value outside a call."""
+        values = CURRENT.values
+        if values is not None:
+            own = values.get(self)
+            if own is not None and name in own:
+                return own[name]
+        return self._buffers.get(name)
+
+    def _store_state(self, name: str, value: torch.Tensor) -> None:
+        """Assign state ``name`` (already checked): to the running network call's state, which
+        other calls never see, or to the layer's own buffer outside a call."""
+        values = CURRENT.values
+        if values is None:
+            self._buffers[name] = value
+        else:
+            values.setdefault(self, {})[name] = value
+
     def add_learnable(
         self, name: str, value: Any, *, LearnRateFactor: float = 1.0, L2Factor: float = 1.0
     ) -> nn.Parameter:
@@ -561,16 +595,23 @@ class Layer(nn.Module, metaclass=_LayerType):
                     f"{self._caller()} cannot take its {self.lazy_size} from an input of size 0 there; "
                     "give it data with at least one element along that dimension"
                 )
+            saved = dict(self._properties)
             self._properties[self.lazy_size] = size
             try:
+                self._sizes_from_input(X)
                 learnables = self._draw_missing()
             except BaseException:
-                self._properties[self.lazy_size] = "auto"
+                self.__dict__["_properties"] = saved
                 raise
             for name, value in learnables.items():
                 self.register_parameter(name, value)
             self._start_state()
             self.__dict__["_lazy_ready"] = True
+
+    def _sizes_from_input(self, X: Any) -> None:
+        """A hook for layers with other sizes that follow the first input (set here, under the
+        setup lock, before the learnables are drawn, so that no other thread sees them half set);
+        ``lazy_size`` is already set."""
 
     def _init_learnables(self, given: dict[str, Any], generator: torch.Generator | None) -> None:
         """Register the declared learnables: given values (checked, copied), the rest drawn
@@ -677,7 +718,8 @@ class Layer(nn.Module, metaclass=_LayerType):
             current = self._parameters[name]
             value = self._checked_learnable(name, value, None if current is None else current.device)
         elif name in self.__dict__.get("_state_names", ()):
-            value = self._checked_state(name, value)
+            self._store_state(name, self._checked_state(name, value))
+            return
         elif (
             name[:1].isupper()
             and self.__dict__.get("_constructed")
@@ -697,7 +739,7 @@ class Layer(nn.Module, metaclass=_LayerType):
         declared shape where the layer declares one (``StateParameter``)."""
         label = f"{type(self).__name__} {name}"
         tensor = _floating_tensor(label, value)
-        current = self._buffers.get(name)
+        current = self._state_value(name)
         if name in self._per_channel and self._sizes_known():
             tensor = self._per_channel_value(name, label, tensor)
         elif name in self._state_specs and self._sizes_known():

@@ -271,14 +271,15 @@ class RecurrentLayer(Layer):
         if self.HasStateInputs:
             Y, *final = self._run(X, states, tuple(f"{name} input" for name in self.InputNames[1:]))
         else:
-            buffers = self._buffers
-            Y, *final = self._run(X, tuple([buffers[name] for name in self.state_names]), self.state_names)
+            states = tuple([self._state_value(name) for name in self.state_names])
+            Y, *final = self._run(X, states, self.state_names)
             for name, value in zip(self.state_names, final, strict=True):
                 # the operation's own result: floating, on the state's device, of a shape the
                 # state rule accepts, so the checked assignment (setattr) would only copy it;
                 # stored as that detached copy directly (this runs on every call; without state
-                # outputs the operation returned it detached already)
-                buffers[name] = (value.detach() if has_outputs else value).clone()
+                # outputs the operation returned it detached already), in the running network
+                # call's state when there is one (see _call_state)
+                self._store_state(name, (value.detach() if has_outputs else value).clone())
         if not has_outputs:
             return Y
         return (Y, *(DLArray._wrap(value, "CB") for value in final))

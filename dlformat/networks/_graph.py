@@ -21,6 +21,7 @@ from .._display import Table, cell, learnables_summary, text_table
 from .._dlarray import DLArray
 from .._errors import DLFormatError, LayerError
 from ..layers import Layer
+from ..layers._call_state import CURRENT, STATE_LOCK, CallValues
 from . import _schedule
 from ._schedule import Port
 
@@ -433,10 +434,11 @@ class DLNetwork(LayerGraphBase):
     @property
     def State(self) -> Table:
         """MATLAB's ``net.State``: one row per state value, ``Layer``, ``Parameter``, ``Value``."""
-        return _state_table(
-            (layer.Name, {name: layer._buffers.get(name) for name in layer.State})
-            for layer in self._stateful_layers()
-        )
+        with STATE_LOCK:  # a whole State, never half of a call's update
+            return _state_table(
+                (layer.Name, {name: layer._buffers.get(name) for name in layer.State})
+                for layer in self._stateful_layers()
+            )
 
     @State.setter
     def State(self, table: Any) -> None:
@@ -479,13 +481,14 @@ class DLNetwork(LayerGraphBase):
                 + ", ".join(f"{name}/{parameter}" for name, parameter in missing)
                 + "; give every row of net.State"
             )
-        for layer, parameter, tensor in updates:
-            layer._buffers[parameter] = tensor
+        with STATE_LOCK:  # calls starting meanwhile see the whole new State or none of it
+            _assign(updates)
 
     def resetState(self) -> DLNetwork:
         """MATLAB's ``net = resetState(net)``: every layer's state back to its initial value."""
-        for layer in self._stateful_layers():
-            layer.resetState()
+        with STATE_LOCK:
+            for layer in self._stateful_layers():
+                layer.resetState()
         return self
 
     def predictAndUpdateState(self, *X: Any, Outputs: Sequence[str] | str | None = None) -> Any:
@@ -549,33 +552,54 @@ class DLNetwork(LayerGraphBase):
 
         State, MATLAB's way: the state values layers assign during the call stay in the network
         only for layers whose class sets ``state_updates_persist`` (batch normalization's
-        running statistics); every other layer's state is put back afterwards (recurrent
-        state changes only when the caller assigns ``net.State``). ``ReturnState=True`` also
-        returns the State table with every value the call computed, after the outputs.
+        running statistics); every other layer's new state is dropped (recurrent state changes
+        only when the caller assigns ``net.State``). ``ReturnState=True`` also returns the State
+        table with every value the call computed, after the outputs.
+
+        Threads: the call's state is local to the call (see ``layers/_call_state``): it starts
+        from the network's State as the call begins, layers read and assign it there, and only
+        the kept updates reach the network, at the end, all at once. So ``predict`` from any
+        number of threads gives each the values it gives alone; concurrent ``forward`` calls in
+        training mode each keep their own batch normalization update, the last to end winning.
         """
         stateful = self._stateful_layers()
-        if not stateful:  # the plain path: nothing to put back (and no graph break under compile)
+        if not stateful:  # the plain path: no state to hold (and no graph break under compile)
             results = self._run(X, Outputs, training)
             if ReturnState:
                 return (*results, _state_table(()))
             return results[0] if len(results) == 1 else results
-        before = _snapshot(stateful)
+        results, before, values = self._call(X, Outputs, training)
+        _keep(before, values)
+        if ReturnState:
+            return (*results, _state_table((layer.Name, _call_state_of(layer, values)) for layer in stateful))
+        return results[0] if len(results) == 1 else results
+
+    def _call(
+        self,
+        X: tuple[Any, ...],
+        Outputs: Sequence[str] | str | None,
+        training: bool | None,
+        start: CallValues | None = None,
+    ) -> tuple[tuple[Any, ...], CallValues, CallValues]:
+        """One run with its own call state (see ``layers/_call_state``), changing no state of the
+        network: the outputs, the state the call started from and the state as the call left it
+        (``_keep`` decides what the network keeps). ``start``: begin from another call's end
+        state (the legacy networks' chunked sequences) instead of the network's State."""
+        if start is not None:
+            before = {layer: dict(values) for layer, values in start.items()}
+        elif torch.compiler.is_compiling():  # dynamo cannot trace the lock (see _call_state)
+            before = _snapshot(self._stateful_layers())
+        else:
+            with STATE_LOCK:
+                before = _snapshot(self._stateful_layers())
+        values = {layer: dict(own) for layer, own in before.items()}
+        outer = CURRENT.values
+        CURRENT.values = values
         try:
             results = self._run(X, Outputs, training)
-        except BaseException:
-            for layer, saved in zip(stateful, before, strict=True):
-                _put_back(layer, saved)  # a failed call changes no state
-            raise
-        after = _snapshot(stateful) if ReturnState else None
-        for layer, saved in zip(stateful, before, strict=True):
-            if not layer.state_updates_persist:
-                _put_back(layer, saved)
-        if after is not None:
-            return (
-                *results,
-                _state_table((layer.Name, values) for layer, values in zip(stateful, after, strict=True)),
-            )
-        return results[0] if len(results) == 1 else results
+        finally:
+            CURRENT.values = outer
+        return results, before, values
 
     def _run(
         self, X: tuple[Any, ...], Outputs: Sequence[str] | str | None, training: bool | None
@@ -658,16 +682,11 @@ class DLNetwork(LayerGraphBase):
         """Run ``examples`` (default: :meth:`example_inputs`) once: inference behaviour, no gradients.
 
         Lazy layers create their learnables (and state) on the way, which is what ``initialize``
-        relies on; state the example run assigns is put back, even where updates persist.
+        relies on; state the example run assigns is not kept, even where updates persist.
         """
-        stateful = self._stateful_layers()
-        before = _snapshot(stateful)
-        try:
-            with torch.no_grad():
-                return self(*(examples or self.example_inputs()), training=False)
-        finally:
-            for layer, saved in zip(stateful, before, strict=True):
-                _put_back(layer, saved)
+        with torch.no_grad():
+            results = self._call(examples or self.example_inputs(), None, False)[0]
+        return results[0] if len(results) == 1 else results
 
     def load_state_dict(
         self, state_dict: Mapping[str, Any], strict: bool = True, assign: bool = False
@@ -729,18 +748,56 @@ def _produced(steps: list[_schedule.Step]) -> tuple[tuple[Port, ...], ...]:
     return tuple(tuple((step.name, port) for port in step.layer.OutputNames) for step in steps)
 
 
-def _snapshot(layers: tuple[Layer, ...]) -> list[dict[str, torch.Tensor | None]]:
-    """References to every state value of ``layers``: cheap, as layers replace state tensors
-    rather than change them in place."""
-    return [{name: layer._buffers.get(name) for name in layer.State} for layer in layers]
+def _snapshot(layers: tuple[Layer, ...]) -> CallValues:
+    """References to every state value of ``layers`` (as a running outer call has them): cheap, as
+    layers replace state tensors rather than change them in place. State not created yet (a lazy
+    layer's, before its first input) is left out: the layer creates it on the layer itself, as
+    creating it is not an update."""
+    outer = CURRENT.values is not None  # else the layers' own buffers (every call's case)
+    snapshot: CallValues = {}
+    for layer in layers:
+        own = snapshot[layer] = {}
+        buffers = layer._buffers
+        for name in layer._state_names:
+            value = layer._state_value(name) if outer else buffers.get(name)
+            if value is not None:
+                own[name] = value
+    return snapshot
 
 
-def _put_back(layer: Layer, saved: dict[str, torch.Tensor | None]) -> None:
-    """Restore a layer's state references from before a call. State that did not exist yet (a lazy
-    layer creating it from its first input) is kept: creating it is not an update."""
-    for name, value in saved.items():
-        if value is not None:
-            layer._buffers[name] = value
+def _call_state_of(layer: Layer, values: CallValues) -> dict[str, torch.Tensor | None]:
+    """``layer``'s state as a call left it (``values``), for the State table it returns."""
+    own = values.get(layer, {})
+    return {name: own[name] if name in own else layer._state_value(name) for name in layer._state_names}
+
+
+def _keep(before: CallValues, values: CallValues) -> None:
+    """Keep a call's updates of layers whose updates persist (batch normalization's statistics):
+    on the layers, all at once under the lock, or, for a network called inside another network's
+    call, in that call's state, whose end decides. Other layers' updates are dropped."""
+    kept = [
+        (layer, name, value)
+        for layer, own in values.items()
+        if layer.state_updates_persist
+        for name, value in own.items()
+        if value is not before.get(layer, {}).get(name)
+    ]
+    if not kept:
+        return
+    outer = CURRENT.values
+    if outer is not None:
+        for layer, name, value in kept:
+            outer.setdefault(layer, {})[name] = value
+    elif torch.compiler.is_compiling():
+        _assign(kept)
+    else:
+        with STATE_LOCK:
+            _assign(kept)
+
+
+def _assign(updates: Sequence[tuple[Layer, str, torch.Tensor]]) -> None:
+    for layer, name, value in updates:
+        layer._buffers[name] = value
 
 
 def _state_table(layers: Any) -> Table:
