@@ -23,7 +23,7 @@ import math
 import re
 import threading
 from collections.abc import Callable
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 import numpy as np
 import torch
@@ -31,7 +31,7 @@ from torch import nn
 
 from .. import _options, _validate
 from .._display import cell
-from .._dlarray import DLArray
+from .._dlarray import DLArray, working_dtype
 from .._errors import DLFormatError
 from . import _initializers
 from ._call_state import CURRENT
@@ -192,6 +192,8 @@ class Layer(nn.Module, metaclass=_LayerType):
     _learnable_names: list[str]
     _state_names: list[str]
     _initial_state: dict[str, torch.Tensor]
+    _layer_made: dict[str, torch.Tensor]
+    _initial_made: dict[str, bool]
     _ports: dict[str, tuple[str, ...]]
     _given_dtype: torch.dtype | None
 
@@ -228,6 +230,9 @@ class Layer(nn.Module, metaclass=_LayerType):
         attributes["_learnable_names"] = []
         attributes["_state_names"] = []
         attributes["_initial_state"] = {}  # what resetState puts back
+        # the state values the layer made itself (start zeros or ones, by identity): see _state_in
+        attributes["_layer_made"] = {}
+        attributes["_initial_made"] = {}  # per initial value: made by the layer (not given)
         attributes["_ports"] = {
             "in": _port_names("in", self.default_inputs),
             "out": _port_names("out", self.default_outputs),
@@ -349,6 +354,36 @@ class Layer(nn.Module, metaclass=_LayerType):
         else:
             values.setdefault(self, {})[name] = value
 
+    def _state_in(self, name: str, data: torch.Tensor) -> torch.Tensor | None:
+        """State ``name`` for a call on ``data``: a start value the layer made itself (zeros,
+        ones) has no precision of its own, so it joins in the precision of the data and the
+        learnables (float64 data through float64 learnables stays float64); a value given or
+        computed keeps its own, and MATLAB's rule (single wins) counts it."""
+        value = self._state_value(name)
+        if value is not None and value.dtype != data.dtype and value is self._layer_made.get(name):
+            # (a start value of the data's dtype changes nothing: skipped, as this runs every call)
+            return value.to(self._with_learnables(data.dtype))
+        return value
+
+    def _with_learnables(self, dtype: torch.dtype) -> torch.dtype:
+        """The precision ``dtype`` and the learnables compute in (MATLAB: single wins)."""
+        return working_dtype(dtype, *(p.dtype for p in self._parameters.values() if p is not None))
+
+    def _assigned_dtype(self, name: str, current: torch.Tensor, dtype: torch.dtype) -> torch.dtype:
+        """The dtype a value of ``dtype`` assigned to declared state ``name`` (now ``current``) is
+        kept in: the state's own (a statistic computed in float64 from double data stays float32
+        in a float32 layer), or for a start value the layer made, which has no precision of its
+        own, the precision of the value and the learnables."""
+        return self._with_learnables(dtype) if current is self._layer_made.get(name) else current.dtype
+
+    def _apply(self, fn: Any, recurse: bool = True) -> Any:
+        # .to(), .double(), .cuda() replace the buffers: a start value stays one
+        made = [name for name, value in self._layer_made.items() if self._buffers.get(name) is value]
+        result = super()._apply(fn, recurse)
+        for name in made:
+            self._layer_made[name] = cast(torch.Tensor, self._buffers[name])
+        return result
+
     def add_learnable(
         self, name: str, value: Any, *, LearnRateFactor: float = 1.0, L2Factor: float = 1.0
     ) -> nn.Parameter:
@@ -390,7 +425,9 @@ class Layer(nn.Module, metaclass=_LayerType):
         for name, initial in self._initial_state.items():
             current = self._buffers.get(name)
             like = initial if current is None else current
-            self._buffers[name] = initial.to(device=like.device, dtype=like.dtype, copy=True)
+            value = self._buffers[name] = initial.to(device=like.device, dtype=like.dtype, copy=True)
+            if self._initial_made.get(name, False):
+                self._layer_made[name] = value
 
     def _state_size_rule(self, name: str, shape: tuple[int, ...]) -> str | None:
         """``None`` when a value of ``shape`` may replace state ``name`` (``net.State = state``),
@@ -647,7 +684,13 @@ class Layer(nn.Module, metaclass=_LayerType):
                 shape = self._learnable_shape(name) or ()
                 fill = torch.zeros if spec.initial == "zeros" else torch.ones
                 value = self._buffers[name] = fill(shape, dtype=self._like.dtype, device=self._like.device)
-            self._initial_state[name] = value.clone()
+                self._layer_made[name] = value
+            self._remember_initial(name, value)
+
+    def _remember_initial(self, name: str, value: torch.Tensor) -> None:
+        """Keep ``value`` as what ``resetState`` puts back, and whether the layer made it."""
+        self._initial_state[name] = value.clone()
+        self._initial_made[name] = value is self._layer_made.get(name)
 
     def _draw_missing(self, generator: torch.Generator | None = None) -> dict[str, nn.Parameter]:
         """New parameters for every missing learnable; assigns nothing."""
@@ -754,9 +797,12 @@ class Layer(nn.Module, metaclass=_LayerType):
                 tensor = tensor.reshape(expected)  # one value per channel, in any vector shape (1×1×C)
         if current is None:
             return tensor.to(self._like.device)
-        # a declared state keeps its dtype (a statistic computed in float64 from double data
-        # stays float32 in a float32 layer); a custom layer's state takes what it is given
-        return tensor.to(current.device, current.dtype if name in self._state_specs else tensor.dtype)
+        # a declared state keeps its dtype (_assigned_dtype); a custom layer's state takes what
+        # it is given
+        declared = name in self._state_specs
+        return tensor.to(
+            current.device, self._assigned_dtype(name, current, tensor.dtype) if declared else tensor.dtype
+        )
 
     def _property_names(self) -> list[str]:
         return [*self._declared, *self._learnable_names, *self._state_names]

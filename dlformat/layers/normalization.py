@@ -182,14 +182,15 @@ class BatchNormalizationLayer(_ChannelNormalization):
         assert mean is not None and variance is not None  # training: the updated statistics
         # updated from the layer's own statistics, so already of their shape and device: stored
         # without the checks an assignment by the user gets (they cost more than the kernel at
-        # batch 1), in the statistics' own dtype as an assignment would keep it
+        # batch 1), in the dtype the statistics had in this call as an assignment would keep it
+        # (a start value the layer made takes the call's precision, see Layer._state_in)
         for name, value, used in zip(STATISTICS, (mean, variance), statistics, strict=True):
             self._store_state(name, value.to(used.dtype))
         return Y
 
     def _statistics(self, X: DLArray) -> tuple[torch.Tensor, torch.Tensor]:
-        """``TrainedMean`` and ``TrainedVariance`` as this call has them (see ``_call_state``)."""
-        mean, variance = (self._state_value(name) for name in STATISTICS)
+        """``TrainedMean`` and ``TrainedVariance`` as this call uses them (see ``Layer._state_in``)."""
+        mean, variance = (self._state_in(name, X._data) for name in STATISTICS)
         assert mean is not None and variance is not None  # the first input created them
         return mean, variance
 

@@ -186,9 +186,12 @@ class RecurrentLayer(Layer):
                 )
         else:
             for name in self.state_names:
-                value = self._buffers[name] = self._starting_state(name, self._buffers.get(name))
+                initial = self._buffers.get(name)
+                value = self._buffers[name] = self._starting_state(name, initial)
+                if initial is None:  # zeros the layer made: no precision of their own (Layer._state_in)
+                    self._layer_made[name] = value
                 self._state_names.append(name)
-                self._initial_state[name] = value.clone()  # what resetState puts back
+                self._remember_initial(name, value)  # what resetState puts back
         # the options of the functional core's path for the layer's own tensors (layer_operation),
         # or None where the layer's options rule it out: fixed here, as these options are
         # read-only (the core still checks everything that depends on the call's input)
@@ -271,7 +274,8 @@ class RecurrentLayer(Layer):
         if self.HasStateInputs:
             Y, *final = self._run(X, states, tuple(f"{name} input" for name in self.InputNames[1:]))
         else:
-            states = tuple([self._state_value(name) for name in self.state_names])
+            data = X._data
+            states = tuple([self._state_in(name, data) for name in self.state_names])
             Y, *final = self._run(X, states, self.state_names)
             for name, value in zip(self.state_names, final, strict=True):
                 # the operation's own result: floating, on the state's device, of a shape the

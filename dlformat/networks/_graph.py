@@ -473,7 +473,9 @@ class DLNetwork(LayerGraphBase):
                     f"State: layer '{name}' parameter '{parameter}' must have size {allowed}; got "
                     f"{_validate.matlab_size(tuple(tensor.shape))}"
                 )
-            updates.append((layer, parameter, tensor.to(current.dtype)))
+            updates.append(
+                (layer, parameter, tensor.to(layer._assigned_dtype(parameter, current, tensor.dtype)))
+            )
         missing = sorted(expected - seen)
         if missing:
             raise DLFormatError(
