@@ -252,3 +252,20 @@ def test_a_custom_layers_state_is_local_to_each_call():
     ]
     assert_threads_match_serial(lambda X: net.predict(X, ReturnState=True), inputs)
     assert float(net.Layers["count"].Count) == 0.0  # recurrent-style state is not kept
+
+
+def test_a_network_layer_runs_its_nested_network_in_the_outer_calls_state():
+    """A nested network's call starts from the outer call's state and hands its kept updates to it:
+    its recurrent state is local to each call, its batch normalization update reaches the nested
+    network when the outer training call ends."""
+    torch.manual_seed(0)
+    block = dlf.networkLayer(
+        [dlf.lstmLayer(8, Name="lstm"), dlf.batchNormalizationLayer(Name="bn")], Name="block"
+    )
+    net = dlf.dlnetwork([dlf.sequenceInputLayer(3), block, dlf.fullyConnectedLayer(2)])
+    assert_threads_match_serial(lambda X: dlf.predict(net, X), sequences(3, seed=8))
+    nested = block.Network
+    assert all(value.shape[1] == 1 for value in nested.State.Value[:2])  # LSTM state untouched
+    mean = nested.Layers["bn"].TrainedMean.clone()
+    dlf.forward(net, sequences(3, seed=9)[3])
+    assert not torch.equal(nested.Layers["bn"].TrainedMean, mean)
