@@ -52,9 +52,7 @@ def _equal(a: Any, b: Any) -> bool:
         return isinstance(b, list) and len(a) == len(b) and all(map(_equal, a, b))
     if isinstance(a, torch.Tensor):
         return isinstance(b, torch.Tensor) and a.dtype == b.dtype and torch.equal(a, b)
-    if isinstance(a, np.ndarray):
-        return np.array_equal(a, b)
-    return bool(a == b)
+    return bool(np.array_equal(np.asarray(a), np.asarray(b)))  # labels: arrays or categoricals
 
 
 def assert_threads_match_serial(call: Callable[[Any], Any], inputs: list[Any]) -> None:
