@@ -23,7 +23,7 @@ import math
 import re
 import threading
 from collections.abc import Callable
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 import numpy as np
 import torch
@@ -31,9 +31,10 @@ from torch import nn
 
 from .. import _options, _validate
 from .._display import cell
-from .._dlarray import DLArray
+from .._dlarray import DLArray, working_dtype
 from .._errors import DLFormatError
 from . import _initializers
+from ._call_state import CURRENT
 from ._properties import (
     FACTOR_KINDS,
     LEARNABLE_GROUP,
@@ -191,6 +192,8 @@ class Layer(nn.Module, metaclass=_LayerType):
     _learnable_names: list[str]
     _state_names: list[str]
     _initial_state: dict[str, torch.Tensor]
+    _layer_made: dict[str, torch.Tensor]
+    _initial_made: dict[str, bool]
     _ports: dict[str, tuple[str, ...]]
     _given_dtype: torch.dtype | None
 
@@ -227,6 +230,9 @@ class Layer(nn.Module, metaclass=_LayerType):
         attributes["_learnable_names"] = []
         attributes["_state_names"] = []
         attributes["_initial_state"] = {}  # what resetState puts back
+        # the state values the layer made itself (start zeros or ones, by identity): see _state_in
+        attributes["_layer_made"] = {}
+        attributes["_initial_made"] = {}  # per initial value: made by the layer (not given)
         attributes["_ports"] = {
             "in": _port_names("in", self.default_inputs),
             "out": _port_names("out", self.default_outputs),
@@ -315,6 +321,69 @@ class Layer(nn.Module, metaclass=_LayerType):
         """The names of the state values (``add_state``)."""
         return tuple(self._state_names)
 
+    def __getattr__(self, name: str) -> Any:
+        # ``self.<state>`` inside a network call reads the call's value (see _call_state); every
+        # other name, and every name outside a call, is nn.Module's lookup. Learnables first,
+        # as nn.Module looks them up (they are read on every call: no second frame for them)
+        parameters = self.__dict__["_parameters"]
+        if name in parameters:
+            return parameters[name]
+        values = CURRENT.values
+        if values is not None:
+            own = values.get(self)
+            if own is not None and name in own:
+                return own[name]
+        return super().__getattr__(name)
+
+    def _state_value(self, name: str) -> torch.Tensor | None:
+        """State ``name`` as the running network call has it (see ``_call_state``), or the layer's
+        own value outside a call."""
+        values = CURRENT.values
+        if values is not None:
+            own = values.get(self)
+            if own is not None and name in own:
+                return own[name]
+        return self._buffers.get(name)
+
+    def _store_state(self, name: str, value: torch.Tensor) -> None:
+        """Assign state ``name`` (already checked): to the running network call's state, which
+        other calls never see, or to the layer's own buffer outside a call."""
+        values = CURRENT.values
+        if values is None:
+            self._buffers[name] = value
+        else:
+            values.setdefault(self, {})[name] = value
+
+    def _state_in(self, name: str, data: torch.Tensor) -> torch.Tensor | None:
+        """State ``name`` for a call on ``data``: a start value the layer made itself (zeros,
+        ones) has no precision of its own, so it joins in the precision of the data and the
+        learnables (float64 data through float64 learnables stays float64); a value given or
+        computed keeps its own, and MATLAB's rule (single wins) counts it."""
+        value = self._state_value(name)
+        if value is not None and value.dtype != data.dtype and value is self._layer_made.get(name):
+            # (a start value of the data's dtype changes nothing: skipped, as this runs every call)
+            return value.to(self._with_learnables(data.dtype))
+        return value
+
+    def _with_learnables(self, dtype: torch.dtype) -> torch.dtype:
+        """The precision ``dtype`` and the learnables compute in (MATLAB: single wins)."""
+        return working_dtype(dtype, *(p.dtype for p in self._parameters.values() if p is not None))
+
+    def _assigned_dtype(self, name: str, current: torch.Tensor, dtype: torch.dtype) -> torch.dtype:
+        """The dtype a value of ``dtype`` assigned to declared state ``name`` (now ``current``) is
+        kept in: the state's own (a statistic computed in float64 from double data stays float32
+        in a float32 layer), or for a start value the layer made, which has no precision of its
+        own, the precision of the value and the learnables."""
+        return self._with_learnables(dtype) if current is self._layer_made.get(name) else current.dtype
+
+    def _apply(self, fn: Any, recurse: bool = True) -> Any:
+        # .to(), .double(), .cuda() replace the buffers: a start value stays one
+        made = [name for name, value in self._layer_made.items() if self._buffers.get(name) is value]
+        result = super()._apply(fn, recurse)
+        for name in made:
+            self._layer_made[name] = cast(torch.Tensor, self._buffers[name])
+        return result
+
     def add_learnable(
         self, name: str, value: Any, *, LearnRateFactor: float = 1.0, L2Factor: float = 1.0
     ) -> nn.Parameter:
@@ -356,7 +425,9 @@ class Layer(nn.Module, metaclass=_LayerType):
         for name, initial in self._initial_state.items():
             current = self._buffers.get(name)
             like = initial if current is None else current
-            self._buffers[name] = initial.to(device=like.device, dtype=like.dtype, copy=True)
+            value = self._buffers[name] = initial.to(device=like.device, dtype=like.dtype, copy=True)
+            if self._initial_made.get(name, False):
+                self._layer_made[name] = value
 
     def _state_size_rule(self, name: str, shape: tuple[int, ...]) -> str | None:
         """``None`` when a value of ``shape`` may replace state ``name`` (``net.State = state``),
@@ -561,16 +632,23 @@ class Layer(nn.Module, metaclass=_LayerType):
                     f"{self._caller()} cannot take its {self.lazy_size} from an input of size 0 there; "
                     "give it data with at least one element along that dimension"
                 )
+            saved = dict(self._properties)
             self._properties[self.lazy_size] = size
             try:
+                self._sizes_from_input(X)
                 learnables = self._draw_missing()
             except BaseException:
-                self._properties[self.lazy_size] = "auto"
+                self.__dict__["_properties"] = saved
                 raise
             for name, value in learnables.items():
                 self.register_parameter(name, value)
             self._start_state()
             self.__dict__["_lazy_ready"] = True
+
+    def _sizes_from_input(self, X: Any) -> None:
+        """A hook for layers with other sizes that follow the first input (set here, under the
+        setup lock, before the learnables are drawn, so that no other thread sees them half set);
+        ``lazy_size`` is already set."""
 
     def _init_learnables(self, given: dict[str, Any], generator: torch.Generator | None) -> None:
         """Register the declared learnables: given values (checked, copied), the rest drawn
@@ -606,7 +684,13 @@ class Layer(nn.Module, metaclass=_LayerType):
                 shape = self._learnable_shape(name) or ()
                 fill = torch.zeros if spec.initial == "zeros" else torch.ones
                 value = self._buffers[name] = fill(shape, dtype=self._like.dtype, device=self._like.device)
-            self._initial_state[name] = value.clone()
+                self._layer_made[name] = value
+            self._remember_initial(name, value)
+
+    def _remember_initial(self, name: str, value: torch.Tensor) -> None:
+        """Keep ``value`` as what ``resetState`` puts back, and whether the layer made it."""
+        self._initial_state[name] = value.clone()
+        self._initial_made[name] = value is self._layer_made.get(name)
 
     def _draw_missing(self, generator: torch.Generator | None = None) -> dict[str, nn.Parameter]:
         """New parameters for every missing learnable; assigns nothing."""
@@ -677,7 +761,8 @@ class Layer(nn.Module, metaclass=_LayerType):
             current = self._parameters[name]
             value = self._checked_learnable(name, value, None if current is None else current.device)
         elif name in self.__dict__.get("_state_names", ()):
-            value = self._checked_state(name, value)
+            self._store_state(name, self._checked_state(name, value))
+            return
         elif (
             name[:1].isupper()
             and self.__dict__.get("_constructed")
@@ -697,7 +782,7 @@ class Layer(nn.Module, metaclass=_LayerType):
         declared shape where the layer declares one (``StateParameter``)."""
         label = f"{type(self).__name__} {name}"
         tensor = _floating_tensor(label, value)
-        current = self._buffers.get(name)
+        current = self._state_value(name)
         if name in self._per_channel and self._sizes_known():
             tensor = self._per_channel_value(name, label, tensor)
         elif name in self._state_specs and self._sizes_known():
@@ -712,9 +797,12 @@ class Layer(nn.Module, metaclass=_LayerType):
                 tensor = tensor.reshape(expected)  # one value per channel, in any vector shape (1×1×C)
         if current is None:
             return tensor.to(self._like.device)
-        # a declared state keeps its dtype (a statistic computed in float64 from double data
-        # stays float32 in a float32 layer); a custom layer's state takes what it is given
-        return tensor.to(current.device, current.dtype if name in self._state_specs else tensor.dtype)
+        # a declared state keeps its dtype (_assigned_dtype); a custom layer's state takes what
+        # it is given
+        declared = name in self._state_specs
+        return tensor.to(
+            current.device, self._assigned_dtype(name, current, tensor.dtype) if declared else tensor.dtype
+        )
 
     def _property_names(self) -> list[str]:
         return [*self._declared, *self._learnable_names, *self._state_names]

@@ -104,8 +104,8 @@ class Property(Named):
     def __get__(self, layer: Layer | None, owner: type | None = None) -> Any:
         if layer is None:
             return self
-        if self.buffer:
-            return layer._buffers.get(self.name)
+        if self.buffer:  # a state value reads as the running network call has it (see _call_state)
+            return layer._state_value(self.name)
         return layer._properties[self.name]
 
     def __set__(self, layer: Layer, value: Any) -> None:

@@ -15,6 +15,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import torch
+
 from .. import _validate
 from .._dlarray import DLArray, require_dimensions
 from .._errors import DLFormatError
@@ -46,6 +48,7 @@ __all__ = [
     "layerNormalizationLayer",
 ]
 
+STATISTICS = ("TrainedMean", "TrainedVariance")  # batch normalization's state, in MATLAB's order
 EPSILON_DOC = "Added to the variance (positive; default 1e-5)."
 
 
@@ -168,28 +171,28 @@ class BatchNormalizationLayer(_ChannelNormalization):
 
     def predict(self, X: DLArray) -> DLArray:
         X = self._checked_input(X)
-        return layer_batchnorm(
-            X, self.Offset, self.Scale, self.TrainedMean, self.TrainedVariance, self.Epsilon, None
-        )[0]
+        return layer_batchnorm(X, self.Offset, self.Scale, *self._statistics(X), self.Epsilon, None)[0]
 
     def forward(self, X: DLArray) -> DLArray:  # type: ignore[override]  # MATLAB's forward, see Layer
         X = self._checked_input(X)
+        statistics = self._statistics(X)
         Y, mean, variance = layer_batchnorm(
-            X,
-            self.Offset,
-            self.Scale,
-            self.TrainedMean,
-            self.TrainedVariance,
-            self.Epsilon,
-            (self.MeanDecay, self.VarianceDecay),
+            X, self.Offset, self.Scale, *statistics, self.Epsilon, (self.MeanDecay, self.VarianceDecay)
         )
+        assert mean is not None and variance is not None  # training: the updated statistics
         # updated from the layer's own statistics, so already of their shape and device: stored
         # without the checks an assignment by the user gets (they cost more than the kernel at
-        # batch 1), in the statistics' own dtype as an assignment would keep it
-        buffers = self._buffers
-        for name, value in (("TrainedMean", mean), ("TrainedVariance", variance)):
-            buffers[name] = value.to(buffers[name].dtype)  # type: ignore[union-attr]
+        # batch 1), in the dtype the statistics had in this call as an assignment would keep it
+        # (a start value the layer made takes the call's precision, see Layer._state_in)
+        for name, value, used in zip(STATISTICS, (mean, variance), statistics, strict=True):
+            self._store_state(name, value.to(used.dtype))
         return Y
+
+    def _statistics(self, X: DLArray) -> tuple[torch.Tensor, torch.Tensor]:
+        """``TrainedMean`` and ``TrainedVariance`` as this call uses them (see ``Layer._state_in``)."""
+        mean, variance = (self._state_in(name, X._data) for name in STATISTICS)
+        assert mean is not None and variance is not None  # the first input created them
+        return mean, variance
 
 
 def _group_count(name: str, value: Any) -> int | str:

@@ -137,10 +137,9 @@ class PatchEmbeddingLayer(Layer):
             self._properties["PatchSize"] = (self.PatchSize,) * (len(shape) - 2)
         return int(shape[-2])
 
-    def _ensure_sizes(self, X: Any) -> None:
-        if isinstance(self.PatchSize, int) and not self.Initialized:
+    def _sizes_from_input(self, X: Any) -> None:
+        if isinstance(self.PatchSize, int):
             self._properties["PatchSize"] = (self.PatchSize,) * X._fmt.count("S")
-        super()._ensure_sizes(X)
 
     def predict(self, X: DLArray) -> DLArray:
         X = require_dimensions(X, "SC", self._caller)

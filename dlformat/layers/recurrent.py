@@ -186,9 +186,12 @@ class RecurrentLayer(Layer):
                 )
         else:
             for name in self.state_names:
-                value = self._buffers[name] = self._starting_state(name, self._buffers.get(name))
+                initial = self._buffers.get(name)
+                value = self._buffers[name] = self._starting_state(name, initial)
+                if initial is None:  # zeros the layer made: no precision of their own (Layer._state_in)
+                    self._layer_made[name] = value
                 self._state_names.append(name)
-                self._initial_state[name] = value.clone()  # what resetState puts back
+                self._remember_initial(name, value)  # what resetState puts back
         # the options of the functional core's path for the layer's own tensors (layer_operation),
         # or None where the layer's options rule it out: fixed here, as these options are
         # read-only (the core still checks everything that depends on the call's input)
@@ -271,14 +274,16 @@ class RecurrentLayer(Layer):
         if self.HasStateInputs:
             Y, *final = self._run(X, states, tuple(f"{name} input" for name in self.InputNames[1:]))
         else:
-            buffers = self._buffers
-            Y, *final = self._run(X, tuple([buffers[name] for name in self.state_names]), self.state_names)
+            data = X._data
+            states = tuple([self._state_in(name, data) for name in self.state_names])
+            Y, *final = self._run(X, states, self.state_names)
             for name, value in zip(self.state_names, final, strict=True):
                 # the operation's own result: floating, on the state's device, of a shape the
                 # state rule accepts, so the checked assignment (setattr) would only copy it;
                 # stored as that detached copy directly (this runs on every call; without state
-                # outputs the operation returned it detached already)
-                buffers[name] = (value.detach() if has_outputs else value).clone()
+                # outputs the operation returned it detached already), in the running network
+                # call's state when there is one (see _call_state)
+                self._store_state(name, (value.detach() if has_outputs else value).clone())
         if not has_outputs:
             return Y
         return (Y, *(DLArray._wrap(value, "CB") for value in final))

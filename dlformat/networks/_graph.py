@@ -21,10 +21,11 @@ from .._display import Table, cell, learnables_summary, text_table
 from .._dlarray import DLArray
 from .._errors import DLFormatError, LayerError
 from ..layers import Layer
+from ..layers._call_state import CURRENT, STATE_LOCK, CallValues
 from . import _schedule
 from ._schedule import Port
 
-__all__ = ["DLNetwork", "LayerArray", "LayerGraphBase", "refuse_output_layers"]
+__all__ = ["DLNetwork", "LayerArray", "LayerDict", "LayerGraphBase", "refuse_output_layers"]
 
 Graph = TypeVar("Graph", bound="LayerGraphBase")  # an edit returns the graph it was called on
 # a run's plan (DLNetwork._plan): output ports, what each step releases, each step's result ports
@@ -65,6 +66,46 @@ class LayerArray(tuple[Layer, ...]):
         return "\n".join(lines)
 
 
+class LayerDict(nn.ModuleDict):
+    """A network's layers by MATLAB name: an ``nn.ModuleDict`` whose keys are data.
+
+    torch's ``ModuleDict`` refuses keys that name an attribute of a module (``double``, ``train``,
+    ``to``, ``forward``, ...) or hold a ``.``; MATLAB names layers with any text but ``/``. The
+    layers go into ``_modules`` under their names as they are, reached by key (``layers["to"]``),
+    never as attributes, so every name is safe, and ``state_dict`` keys are
+    ``layers.<Name>.<Parameter>`` with the name as it is.
+    """
+
+    def __setitem__(self, key: str, module: nn.Module) -> None:
+        if not isinstance(key, str) or not isinstance(module, nn.Module):
+            raise DLFormatError(
+                f"a network holds modules by name; got {_validate.describe(key)} -> {type(module).__name__}"
+            )
+        self._modules[key] = module
+
+    def _load_from_state_dict(
+        self,
+        state_dict: dict[str, Any],
+        prefix: str,
+        local_metadata: dict[str, Any],
+        strict: bool,
+        missing_keys: list[str],
+        unexpected_keys: list[str],
+        error_msgs: list[str],
+    ) -> None:
+        # torch's check splits a key at its first "." to find the child: a layer named "a.b"
+        # would make "layers.a.b.Weights" unexpected here; each layer checks its own keys
+        counted = len(unexpected_keys)
+        super()._load_from_state_dict(
+            state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs
+        )
+        unexpected_keys[counted:] = [
+            key
+            for key in unexpected_keys[counted:]
+            if not any(key.startswith(f"{prefix}{name}.") for name in self._modules)
+        ]
+
+
 class LayerGraphBase(nn.Module):
     """Named layers joined by named connections, and MATLAB's functions that edit them.
 
@@ -76,7 +117,7 @@ class LayerGraphBase(nn.Module):
 
     def __init__(self) -> None:
         super().__init__()
-        self.layers = nn.ModuleDict()
+        self.layers = LayerDict()
         self._links: dict[Port, Port] = {}  # destination port -> source port
         self._schedule: _schedule.Schedule | None = None
         self._stateful: tuple[Layer, ...] | None = None  # the layers with state, cached per graph
@@ -84,9 +125,30 @@ class LayerGraphBase(nn.Module):
         # what each step releases (_schedule.releases) and the ports of each step's results
         self._plans: dict[tuple[str, ...] | None, RunPlan] = {}
 
+    def load_state_dict(
+        self, state_dict: Mapping[str, Any], strict: bool = True, assign: bool = False
+    ) -> Any:
+        """``nn.Module.load_state_dict`` with the keys checked whole: torch finds a key's layer by
+        its first ``.``, so beside a layer ``a`` the keys of a layer named ``a.b`` would be taken
+        for ``a``'s and called unexpected (``LayerDict``)."""
+        result = super().load_state_dict(state_dict, strict=False, assign=assign)
+        own = self.state_dict(keep_vars=True)
+        missing = [key for key in own if key not in state_dict]
+        unexpected = [key for key in state_dict if key not in own]
+        if strict and (missing or unexpected):
+            errors = [
+                f"{kind} key(s) in state_dict: {', '.join(repr(key) for key in keys)}. "
+                for kind, keys in (("Missing", missing), ("Unexpected", unexpected))
+                if keys
+            ]
+            raise RuntimeError(
+                f"Error(s) in loading state_dict for {type(self).__name__}:\n\t" + "\n\t".join(errors)
+            )
+        return type(result)(missing, unexpected)
+
     @property
     def _by_name(self) -> Mapping[str, Layer]:
-        """The layers by name, typed as layers (an ``nn.ModuleDict`` holds modules)."""
+        """The layers by name, typed as layers (a :class:`LayerDict` holds modules)."""
         return cast("Mapping[str, Layer]", self.layers)
 
     # -- MATLAB properties --------------------------------------------------------------------
@@ -313,7 +375,7 @@ class LayerGraphBase(nn.Module):
             links[destination] = (new_names[-1], outputs[port])
         ordered = list(trial.layers.items())
         kept, added = ordered[: len(ordered) - len(items)], ordered[len(ordered) - len(items) :]
-        self.layers = nn.ModuleDict(dict(kept[:position] + added + kept[position:]))
+        self.layers = LayerDict(dict(kept[:position] + added + kept[position:]))
         # connections listed in layer order, each layer's inputs in port order
         rank = {name: index for index, name in enumerate(self.layers)}
         self._links = dict(
@@ -372,10 +434,11 @@ class DLNetwork(LayerGraphBase):
     @property
     def State(self) -> Table:
         """MATLAB's ``net.State``: one row per state value, ``Layer``, ``Parameter``, ``Value``."""
-        return _state_table(
-            (layer.Name, {name: layer._buffers.get(name) for name in layer.State})
-            for layer in self._stateful_layers()
-        )
+        with STATE_LOCK:  # a whole State, never half of a call's update
+            return _state_table(
+                (layer.Name, {name: layer._buffers.get(name) for name in layer.State})
+                for layer in self._stateful_layers()
+            )
 
     @State.setter
     def State(self, table: Any) -> None:
@@ -410,7 +473,9 @@ class DLNetwork(LayerGraphBase):
                     f"State: layer '{name}' parameter '{parameter}' must have size {allowed}; got "
                     f"{_validate.matlab_size(tuple(tensor.shape))}"
                 )
-            updates.append((layer, parameter, tensor.to(current.dtype)))
+            updates.append(
+                (layer, parameter, tensor.to(layer._assigned_dtype(parameter, current, tensor.dtype)))
+            )
         missing = sorted(expected - seen)
         if missing:
             raise DLFormatError(
@@ -418,13 +483,14 @@ class DLNetwork(LayerGraphBase):
                 + ", ".join(f"{name}/{parameter}" for name, parameter in missing)
                 + "; give every row of net.State"
             )
-        for layer, parameter, tensor in updates:
-            layer._buffers[parameter] = tensor
+        with STATE_LOCK:  # calls starting meanwhile see the whole new State or none of it
+            _assign(updates)
 
     def resetState(self) -> DLNetwork:
         """MATLAB's ``net = resetState(net)``: every layer's state back to its initial value."""
-        for layer in self._stateful_layers():
-            layer.resetState()
+        with STATE_LOCK:
+            for layer in self._stateful_layers():
+                layer.resetState()
         return self
 
     def predictAndUpdateState(self, *X: Any, Outputs: Sequence[str] | str | None = None) -> Any:
@@ -488,33 +554,54 @@ class DLNetwork(LayerGraphBase):
 
         State, MATLAB's way: the state values layers assign during the call stay in the network
         only for layers whose class sets ``state_updates_persist`` (batch normalization's
-        running statistics); every other layer's state is put back afterwards (recurrent
-        state changes only when the caller assigns ``net.State``). ``ReturnState=True`` also
-        returns the State table with every value the call computed, after the outputs.
+        running statistics); every other layer's new state is dropped (recurrent state changes
+        only when the caller assigns ``net.State``). ``ReturnState=True`` also returns the State
+        table with every value the call computed, after the outputs.
+
+        Threads: the call's state is local to the call (see ``layers/_call_state``): it starts
+        from the network's State as the call begins, layers read and assign it there, and only
+        the kept updates reach the network, at the end, all at once. So ``predict`` from any
+        number of threads gives each the values it gives alone; concurrent ``forward`` calls in
+        training mode each keep their own batch normalization update, the last to end winning.
         """
         stateful = self._stateful_layers()
-        if not stateful:  # the plain path: nothing to put back (and no graph break under compile)
+        if not stateful:  # the plain path: no state to hold (and no graph break under compile)
             results = self._run(X, Outputs, training)
             if ReturnState:
                 return (*results, _state_table(()))
             return results[0] if len(results) == 1 else results
-        before = _snapshot(stateful)
+        results, before, values = self._call(X, Outputs, training)
+        _keep(before, values)
+        if ReturnState:
+            return (*results, _state_table((layer.Name, _call_state_of(layer, values)) for layer in stateful))
+        return results[0] if len(results) == 1 else results
+
+    def _call(
+        self,
+        X: tuple[Any, ...],
+        Outputs: Sequence[str] | str | None,
+        training: bool | None,
+        start: CallValues | None = None,
+    ) -> tuple[tuple[Any, ...], CallValues, CallValues]:
+        """One run with its own call state (see ``layers/_call_state``), changing no state of the
+        network: the outputs, the state the call started from and the state as the call left it
+        (``_keep`` decides what the network keeps). ``start``: begin from another call's end
+        state (the legacy networks' chunked sequences) instead of the network's State."""
+        if start is not None:
+            before = {layer: dict(values) for layer, values in start.items()}
+        elif torch.compiler.is_compiling():  # dynamo cannot trace the lock (see _call_state)
+            before = _snapshot(self._stateful_layers())
+        else:
+            with STATE_LOCK:
+                before = _snapshot(self._stateful_layers())
+        values = {layer: dict(own) for layer, own in before.items()}
+        outer = CURRENT.values
+        CURRENT.values = values
         try:
             results = self._run(X, Outputs, training)
-        except BaseException:
-            for layer, saved in zip(stateful, before, strict=True):
-                _put_back(layer, saved)  # a failed call changes no state
-            raise
-        after = _snapshot(stateful) if ReturnState else None
-        for layer, saved in zip(stateful, before, strict=True):
-            if not layer.state_updates_persist:
-                _put_back(layer, saved)
-        if after is not None:
-            return (
-                *results,
-                _state_table((layer.Name, values) for layer, values in zip(stateful, after, strict=True)),
-            )
-        return results[0] if len(results) == 1 else results
+        finally:
+            CURRENT.values = outer
+        return results, before, values
 
     def _run(
         self, X: tuple[Any, ...], Outputs: Sequence[str] | str | None, training: bool | None
@@ -597,16 +684,11 @@ class DLNetwork(LayerGraphBase):
         """Run ``examples`` (default: :meth:`example_inputs`) once: inference behaviour, no gradients.
 
         Lazy layers create their learnables (and state) on the way, which is what ``initialize``
-        relies on; state the example run assigns is put back, even where updates persist.
+        relies on; state the example run assigns is not kept, even where updates persist.
         """
-        stateful = self._stateful_layers()
-        before = _snapshot(stateful)
-        try:
-            with torch.no_grad():
-                return self(*(examples or self.example_inputs()), training=False)
-        finally:
-            for layer, saved in zip(stateful, before, strict=True):
-                _put_back(layer, saved)
+        with torch.no_grad():
+            results = self._call(examples or self.example_inputs(), None, False)[0]
+        return results[0] if len(results) == 1 else results
 
     def load_state_dict(
         self, state_dict: Mapping[str, Any], strict: bool = True, assign: bool = False
@@ -668,18 +750,56 @@ def _produced(steps: list[_schedule.Step]) -> tuple[tuple[Port, ...], ...]:
     return tuple(tuple((step.name, port) for port in step.layer.OutputNames) for step in steps)
 
 
-def _snapshot(layers: tuple[Layer, ...]) -> list[dict[str, torch.Tensor | None]]:
-    """References to every state value of ``layers``: cheap, as layers replace state tensors
-    rather than change them in place."""
-    return [{name: layer._buffers.get(name) for name in layer.State} for layer in layers]
+def _snapshot(layers: tuple[Layer, ...]) -> CallValues:
+    """References to every state value of ``layers`` (as a running outer call has them): cheap, as
+    layers replace state tensors rather than change them in place. State not created yet (a lazy
+    layer's, before its first input) is left out: the layer creates it on the layer itself, as
+    creating it is not an update."""
+    outer = CURRENT.values is not None  # else the layers' own buffers (every call's case)
+    snapshot: CallValues = {}
+    for layer in layers:
+        own = snapshot[layer] = {}
+        buffers = layer._buffers
+        for name in layer._state_names:
+            value = layer._state_value(name) if outer else buffers.get(name)
+            if value is not None:
+                own[name] = value
+    return snapshot
 
 
-def _put_back(layer: Layer, saved: dict[str, torch.Tensor | None]) -> None:
-    """Restore a layer's state references from before a call. State that did not exist yet (a lazy
-    layer creating it from its first input) is kept: creating it is not an update."""
-    for name, value in saved.items():
-        if value is not None:
-            layer._buffers[name] = value
+def _call_state_of(layer: Layer, values: CallValues) -> dict[str, torch.Tensor | None]:
+    """``layer``'s state as a call left it (``values``), for the State table it returns."""
+    own = values.get(layer, {})
+    return {name: own[name] if name in own else layer._state_value(name) for name in layer._state_names}
+
+
+def _keep(before: CallValues, values: CallValues) -> None:
+    """Keep a call's updates of layers whose updates persist (batch normalization's statistics):
+    on the layers, all at once under the lock, or, for a network called inside another network's
+    call, in that call's state, whose end decides. Other layers' updates are dropped."""
+    kept = [
+        (layer, name, value)
+        for layer, own in values.items()
+        if layer.state_updates_persist
+        for name, value in own.items()
+        if value is not before.get(layer, {}).get(name)
+    ]
+    if not kept:
+        return
+    outer = CURRENT.values
+    if outer is not None:
+        for layer, name, value in kept:
+            outer.setdefault(layer, {})[name] = value
+    elif torch.compiler.is_compiling():
+        _assign(kept)
+    else:
+        with STATE_LOCK:
+            _assign(kept)
+
+
+def _assign(updates: Sequence[tuple[Layer, str, torch.Tensor]]) -> None:
+    for layer, name, value in updates:
+        layer._buffers[name] = value
 
 
 def _state_table(layers: Any) -> Table:
@@ -776,10 +896,10 @@ def _unique_names(items: list[Layer], taken: set[str]) -> list[str]:
 
 
 def _check_name(name: str) -> None:
-    if "/" in name or "." in name:
+    if "/" in name:
         raise DLFormatError(
-            f"layer name '{name}' cannot contain '/' (it separates layer and port, 'add/in2') or '.' "
-            "(torch uses it in state_dict keys); rename the layer"
+            f"layer name '{name}' cannot contain '/' (it separates layer and port, 'add/in2'); "
+            "rename the layer"
         )
 
 

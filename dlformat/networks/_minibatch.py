@@ -21,6 +21,7 @@ from .._batching import DIRECTIONS, padsequences
 from .._dlarray import DLArray, dlarray, stripdims
 from .._errors import DLFormatError
 from .._format import check_format
+from ..layers._call_state import CallValues
 from ..layers.input import FeatureInputLayer, SequenceInputLayer, _ImageInputLayer
 from ._graph import DLNetwork
 
@@ -401,23 +402,16 @@ def predict_sequences(
     if len(net.InputNames) != 1:
         raise DLFormatError(f"{caller}: a cell array of sequences is for networks with one input")
     data = _Input(net.InputNames[0], list(X), "CTB", padding)  # MATLAB's legacy layout: c×s
-    saved = list(net.State)
     results: list[list[Any]] = [[] for _ in outputs]
-    try:
-        for start in range(0, data.count, size):
-            batch = data.batch(start, min(start + size, data.count), length, direction)
-            if saved:
-                net.State = saved  # every mini-batch starts from the network's state
-            pieces = _chunked(net, outputs, batch.X, chunk)
-            for collected, Y in zip(results, pieces, strict=True):
-                if "T" in Y._fmt:
-                    count = Y.shape[Y._fmt.index("B")]
-                    collected += [_unpadded(Y, i, batch, direction, None) for i in range(count)]
-                else:
-                    collected.append(Y)
-    finally:
-        if saved:
-            net.State = saved
+    for start in range(0, data.count, size):
+        batch = data.batch(start, min(start + size, data.count), length, direction)
+        pieces = _chunked(net, outputs, batch.X, chunk)
+        for collected, Y in zip(results, pieces, strict=True):
+            if "T" in Y._fmt:
+                count = Y.shape[Y._fmt.index("B")]
+                collected += [_unpadded(Y, i, batch, direction, None) for i in range(count)]
+            else:
+                collected.append(Y)
     final = [
         items if items and "B" not in items[0]._fmt else _uniform(items, None, name)
         for items, name in zip(results, outputs, strict=True)
@@ -427,11 +421,16 @@ def predict_sequences(
 
 def _chunked(net: DLNetwork, outputs: Sequence[str], X: DLArray, chunk: int | None) -> list[DLArray]:
     """The outputs for ``X``, run in chunks of ``chunk`` time steps with the state carried over
-    (whole when ``chunk`` is ``None``): sequence outputs joined along ``T``, others from the last chunk."""
+    (whole when ``chunk`` is ``None``): sequence outputs joined along ``T``, others from the last chunk.
+
+    The first chunk starts from the network's State, each next one from the state the previous
+    one left, carried from call to call and never assigned to the network (so that other
+    threads' calls meanwhile see the network's State)."""
     time = X._fmt.index("T")
     steps = X.shape[time]
     starts = [0] if chunk is None else list(range(0, steps, chunk))
     pieces: list[list[DLArray]] = [[] for _ in outputs]
+    state: CallValues | None = None
     for start in starts:
         part = (
             X
@@ -439,9 +438,7 @@ def _chunked(net: DLNetwork, outputs: Sequence[str], X: DLArray, chunk: int | No
             else DLArray._wrap(X._data.narrow(time, start, min(chunk, steps - start)), X._fmt)
         )
         with torch.no_grad():
-            *Y, state = net(part, Outputs=list(outputs), training=False, ReturnState=True)
-        if len(state):
-            net.State = state
+            Y, _, state = net._call((part,), list(outputs), False, start=state)
         for collected, value in zip(pieces, Y, strict=True):
             collected.append(value)
     joined = []

@@ -82,9 +82,8 @@ def set_population_statistics(
     for layer in layers:
         measured = moments[id(layer)]
         assert measured.mean is not None and measured.squares is not None  # every layer ran
-        like = layer.TrainedMean
-        layer.TrainedMean = measured.mean.reshape(-1, 1).to(device=like.device, dtype=like.dtype)
-        layer.TrainedVariance = (
-            (measured.squares / measured.count).reshape(-1, 1).to(device=like.device, dtype=like.dtype)
-        )
+        # the assignment puts them on the statistics' device, in their dtype (or, for start values
+        # the layer made, in the precision of the statistics and the learnables: Layer._assigned_dtype)
+        layer.TrainedMean = measured.mean.reshape(-1, 1)
+        layer.TrainedVariance = (measured.squares / measured.count).reshape(-1, 1)
     net.to(home)
