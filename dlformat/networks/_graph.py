@@ -21,6 +21,7 @@ from .._display import Table, cell, learnables_summary, text_table
 from .._dlarray import DLArray
 from .._errors import DLFormatError, LayerError
 from ..layers import Layer
+from ..layers.input import sizes_only
 from . import _schedule
 from ._schedule import Port
 
@@ -597,12 +598,14 @@ class DLNetwork(LayerGraphBase):
         """Run ``examples`` (default: :meth:`example_inputs`) once: inference behaviour, no gradients.
 
         Lazy layers create their learnables (and state) on the way, which is what ``initialize``
-        relies on; state the example run assigns is put back, even where updates persist.
+        relies on; state the example run assigns is put back, even where updates persist. The run
+        only finds sizes: an input layer whose normalization statistics are still empty (MATLAB
+        builds such networks; trainnet computes them) passes its data on unnormalized.
         """
         stateful = self._stateful_layers()
         before = _snapshot(stateful)
         try:
-            with torch.no_grad():
+            with torch.no_grad(), sizes_only():
                 return self(*(examples or self.example_inputs()), training=False)
         finally:
             for layer, saved in zip(stateful, before, strict=True):
