@@ -340,7 +340,9 @@ def test_empty_statistics_are_an_error_naming_layer_statistics_and_both_ways(
 
 def test_only_the_missing_statistic_is_named():
     layer = dlf.featureInputLayer(3, Normalization="zscore", Mean=[1.0, 2.0, 3.0])
-    with pytest.raises(DLFormatError, match=r"but its StandardDeviation is empty: .*\(StandardDeviation=\.\.\.: a"):
+    with pytest.raises(
+        DLFormatError, match=r"but its StandardDeviation is empty: .*\(StandardDeviation=\.\.\.: a"
+    ):
         layer(torch.ones(3, 2))
 
 

@@ -30,8 +30,12 @@ def image_layers():
 KINDS = {
     "image": (image_layers, (28, 28, 1, 2), {"conv": (3, 3, 1, 8), "fc": (10, 26 * 26 * 8)}, "Mean is"),
     "image3d": (
-        lambda: [dlf.image3dInputLayer([6, 6, 4, 2], Normalization="zscore"), dlf.convolution3dLayer(3, 4),
-                 dlf.reluLayer(), dlf.fullyConnectedLayer(2)],  # fmt: skip
+        lambda: [
+            dlf.image3dInputLayer([6, 6, 4, 2], Normalization="zscore"),
+            dlf.convolution3dLayer(3, 4),
+            dlf.reluLayer(),
+            dlf.fullyConnectedLayer(2),
+        ],
         (6, 6, 4, 2, 2),
         {"conv": (3, 3, 3, 2, 4), "fc": (2, 4 * 4 * 2 * 4)},
         "Mean and StandardDeviation are",
@@ -43,8 +47,11 @@ KINDS = {
         "Min and Max are",
     ),
     "sequence": (
-        lambda: [dlf.sequenceInputLayer(4, Normalization="rescale-symmetric"), dlf.lstmLayer(6, OutputMode="last"),
-                 dlf.fullyConnectedLayer(2)],  # fmt: skip
+        lambda: [
+            dlf.sequenceInputLayer(4, Normalization="rescale-symmetric"),
+            dlf.lstmLayer(6, OutputMode="last"),
+            dlf.fullyConnectedLayer(2),
+        ],
         (4, 2, 3),
         {"lstm": (24, 4), "fc": (2, 6)},
         "Min and Max are",
@@ -61,11 +68,11 @@ def built(how, layers):
 
 
 def weights(net, name):
-    return tuple(
+    return next(
         value.shape
         for layer, parameter, value in net.Learnables
         if layer == name and parameter in ("Weights", "InputWeights")
-    )[0]
+    )
 
 
 @pytest.mark.parametrize("how", ["dlnetwork", "initialize", "layerGraph"])
@@ -78,7 +85,9 @@ def test_networks_are_built_and_initialized_without_the_statistics(kind, how):
         assert tuple(weights(net, name)) == size
     first = net.Layers[0]
     assert all(getattr(first, name) is None for name in dlf.layers.input.STATISTICS_OF[first.Normalization])
-    with pytest.raises(DLFormatError, match=rf"layer '{first.Name}' .*{first.Name}' has Normalization .*{missing} empty"):
+    with pytest.raises(
+        DLFormatError, match=rf"layer '{first.Name}' .*{first.Name}' has Normalization .*{missing} empty"
+    ):
         dlf.predict(net, dlf.dlarray(torch.ones(shape), first.InputFormat))
     with pytest.raises(DLFormatError, match=r"train the network first with trainnet or trainNetwork"):
         dlf.forward(net, dlf.dlarray(torch.ones(shape), first.InputFormat))
@@ -108,5 +117,7 @@ def test_assemble_network_takes_trained_layers_with_empty_statistics_and_classif
     net = dlf.assembleNetwork([dlf.featureInputLayer(2, Normalization="zscore", Name="in"), fc,
                                dlf.softmaxLayer(), dlf.classificationLayer(Classes=["a", "b"])])  # fmt: skip
     assert isinstance(net, dlf.SeriesNetwork)
-    with pytest.raises(DLFormatError, match=r"'in' has Normalization \"zscore\" but its Mean and StandardDeviation"):
+    with pytest.raises(
+        DLFormatError, match=r"'in' has Normalization \"zscore\" but its Mean and StandardDeviation"
+    ):
         dlf.classify(net, dlf.dlarray(torch.ones(2, 3), "CB"))

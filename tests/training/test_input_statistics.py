@@ -8,6 +8,7 @@ import pytest
 import torch
 
 import dlformat as dlf
+from dlformat import DLFormatError
 
 RNG = np.random.default_rng(3)
 IMAGES = RNG.standard_normal((3, 4, 2, 6)) * 2 + np.arange(24).reshape(
@@ -92,25 +93,41 @@ SEQUENCES = [DATA.standard_normal((3, n)) * [[1.0], [2.0], [0.5]] + [[1.0], [-2.
 VOLUMES = DATA.uniform(-3, 9, (3, 2, 2, 2, 5))  # H×W×D×C×N
 FEATURES = DATA.standard_normal((7, 3)) * [1.0, 3.0, 0.2] + [0.0, 5.0, -1.0]  # N×C
 KINDS = {
-    # (layers before the output; trainnet's predictors; trainNetwork's; the channel axis and the
-    # axes a per-channel statistic runs over, in the float64 NumPy array of every value)
+    # (layers before the output; trainnet's predictors; trainNetwork's; the data as a float64
+    # channels × values matrix: the values one per-channel statistic runs over, in its row)
     "image": (
-        lambda **kw: [dlf.imageInputLayer([3, 4, 2], **kw), dlf.convolution2dLayer(2, 1),
-                      dlf.globalAveragePooling2dLayer(), dlf.fullyConnectedLayer(1)],  # fmt: skip
-        IMAGES, IMAGES, lambda a: a.transpose(2, 0, 1, 3).reshape(2, -1),
+        lambda **kw: [
+            dlf.imageInputLayer([3, 4, 2], **kw),
+            dlf.convolution2dLayer(2, 1),
+            dlf.globalAveragePooling2dLayer(),
+            dlf.fullyConnectedLayer(1),
+        ],
+        IMAGES,
+        IMAGES,
+        lambda a: a.transpose(2, 0, 1, 3).reshape(2, -1),
     ),
     "image3d": (
-        lambda **kw: [dlf.image3dInputLayer([3, 2, 2, 2], **kw), dlf.convolution3dLayer(2, 1),
-                      dlf.fullyConnectedLayer(1)],  # fmt: skip
-        VOLUMES, VOLUMES, lambda a: a.transpose(3, 0, 1, 2, 4).reshape(2, -1),
+        lambda **kw: [
+            dlf.image3dInputLayer([3, 2, 2, 2], **kw),
+            dlf.convolution3dLayer(2, 1),
+            dlf.fullyConnectedLayer(1),
+        ],
+        VOLUMES,
+        VOLUMES,
+        lambda a: a.transpose(3, 0, 1, 2, 4).reshape(2, -1),
     ),
     "feature": (
         lambda **kw: [dlf.featureInputLayer(3, **kw), dlf.fullyConnectedLayer(1)],
-        FEATURES, FEATURES, lambda a: a.T,
+        FEATURES,
+        FEATURES,
+        lambda a: a.T,
     ),
     "sequence": (
-        lambda **kw: [dlf.sequenceInputLayer(3, **kw), dlf.lstmLayer(2, OutputMode="last"),
-                      dlf.fullyConnectedLayer(1)],  # fmt: skip
+        lambda **kw: [
+            dlf.sequenceInputLayer(3, **kw),
+            dlf.lstmLayer(2, OutputMode="last"),
+            dlf.fullyConnectedLayer(1),
+        ],
         [s.T for s in SEQUENCES],  # trainnet's s×c sequences
         SEQUENCES,  # trainNetwork's c×s
         lambda a: np.concatenate(a, axis=1),
@@ -189,3 +206,47 @@ def test_empty_statistics_are_computed_even_when_reset_input_normalization_is_fa
         np.testing.assert_allclose(
             getattr(net.Layers[0], name).numpy().ravel(), REFERENCES[name](rows), rtol=1e-12
         )
+
+
+def image_net_without_statistics():
+    return dlf.dlnetwork([dlf.imageInputLayer([4, 4, 1], Name="in"), dlf.fullyConnectedLayer(1)])
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (
+            lambda o: dlf.trainnet(
+                torch.rand(4, 4, 3, 6), torch.zeros(6, 1), image_net_without_statistics(), "mse", o
+            ),
+            r"trainnet: ImageInputLayer 'in' needs 4×4×1 \(spatial × spatial × channels\) per observation to "
+            r"compute its normalization statistics; X has 4×4×3 per observation",
+        ),
+        (  # torch's layout is N×C×H×W: H×W×C items are read as C = 4
+            lambda o: dlf.trainnet(
+                torch.utils.data.TensorDataset(torch.rand(6, 4, 4, 1), torch.zeros(6, 1)),
+                image_net_without_statistics(),
+                "mse",
+                o,
+            ),
+            r"'in' needs 4×4×1 .*; X has 4×1×4 per observation",
+        ),
+        (
+            lambda o: dlf.trainNetwork(
+                torch.rand(6, 4),
+                torch.zeros(6, 1),
+                [
+                    dlf.featureInputLayer(3, Normalization="zscore"),
+                    dlf.fullyConnectedLayer(1),
+                    dlf.regressionLayer(),
+                ],
+                o,
+            ),
+            r"trainNetwork: FeatureInputLayer needs 3 \(channels\) per observation .*; X has 4 per observation",
+        ),
+    ],
+    ids=["trainnet", "dataset", "trainNetwork"],
+)
+def test_data_of_other_sizes_is_refused_before_its_statistics_are_computed(call, message):
+    with pytest.raises(DLFormatError, match=message):
+        call(dlf.trainingOptions("sgdm", **OPTIONS))
