@@ -4,11 +4,20 @@ One place holds the normalization math of every input layer (:meth:`_InputLayer.
 MathWorks' imageInputLayer, image3dInputLayer, featureInputLayer and sequenceInputLayer pages
 define the same five normalizations over the same statistics (``Mean``, ``StandardDeviation``,
 ``Min``, ``Max``), given as one number, one per channel, or one per element.
+
+Statistics may be left empty: MATLAB builds such networks (``dlnetwork(layers)``,
+``analyzeNetwork``) and ``trainnet``/``trainNetwork`` compute them from the training data
+(``ResetInputNormalization``). So construction and initialization never need them: a run that
+only finds sizes and formats (:func:`sizes_only`) passes the data on unnormalized, which has the
+normalized data's size and format. Data that runs through a layer whose statistics are still
+empty is an error naming the layer, the statistics and how to get them.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from functools import partial
 from typing import Any
 
@@ -30,6 +39,7 @@ __all__ = [
     "image3dInputLayer",
     "imageInputLayer",
     "sequenceInputLayer",
+    "sizes_only",
 ]
 
 NORMALIZATIONS = ("none", "zerocenter", "zscore", "rescale-symmetric", "rescale-zero-one")
@@ -43,6 +53,21 @@ STATISTICS_OF = {
 }
 STATISTICS = ("Mean", "StandardDeviation", "Min", "Max")
 DIMENSIONS = ("auto", "channel", "element", "all")
+
+# set while a network runs only to find its sizes (initialize, analyzeNetwork): per thread and
+# per task, so a predict elsewhere still refuses empty statistics
+_SIZES_ONLY: ContextVar[bool] = ContextVar("dlformat_input_sizes_only", default=False)
+
+
+@contextmanager
+def sizes_only() -> Iterator[None]:
+    """Within: input layers whose normalization statistics are still empty pass their data on
+    unnormalized (same size and format), for runs that only find sizes and formats."""
+    token = _SIZES_ONLY.set(True)
+    try:
+        yield
+    finally:
+        _SIZES_ONLY.reset(token)
 
 
 def _normalization_property(default: str) -> Property:
@@ -227,16 +252,34 @@ class _InputLayer(Layer):
     def _check_extra(self, X: DLArray) -> None:
         """Further checks of a subclass (sequence length)."""
 
+    def _missing_statistics(self) -> list[str]:
+        """The statistics the layer's normalization reads that are still empty (MATLAB's ``[]``)."""
+        how = self.Normalization
+        names = STATISTICS_OF.get(how, ()) if isinstance(how, str) else ()
+        return [name for name in names if getattr(self, name) is None]
+
+    def _missing_message(self, missing: list[str]) -> str:
+        """Names the layer, the empty statistics and the two ways to get them."""
+        them = "it" if len(missing) == 1 else "them"
+        each = "a scalar or" if len(missing) == 1 else "each a scalar or"
+        given = ", ".join(f"{name}=..." for name in missing)
+        return (
+            f'{self._caller()} has Normalization "{self.Normalization}" but its '
+            f"{' and '.join(missing)} {'is' if len(missing) == 1 else 'are'} empty: nothing has computed "
+            f"{them} yet. Either give {them} to the layer ({given}: {each} one value per channel, "
+            f"{self._channel_size()}), or train the network first with trainnet or trainNetwork, "
+            f"which compute {them} from the training data (ResetInputNormalization); "
+            f'Normalization="none" does not normalize'
+        )
+
+    def _channel_size(self) -> str:
+        """A per-channel statistic's size: 1×...×1×c for images, c values for vectors."""
+        if self._spatial:
+            return "1×" * len(self._spatial) + str(self._channels)
+        return f"{self._channels} value{'s' if self._channels > 1 else ''}"
+
     def _statistics(self, names: tuple[str, ...], data: torch.Tensor) -> list[torch.Tensor]:
-        """The named statistics, shaped to broadcast against ``data``; a clear error when unset."""
-        missing = [name for name in names if getattr(self, name) is None]
-        if missing:
-            raise DLFormatError(
-                f'{self._caller()} with Normalization "{self.Normalization}" needs '
-                f"{' and '.join(missing)}; set {'it' if len(missing) == 1 else 'them'} at construction "
-                f"(trainnet and trainNetwork compute them from the training data), or use "
-                f'Normalization="none"'
-            )
+        """The named statistics (all given), shaped to broadcast against ``data``."""
         return [
             getattr(self, name).to(data.dtype).reshape(self._statistic_view(name, getattr(self, name)))
             for name in names
@@ -253,6 +296,11 @@ class _InputLayer(Layer):
         how = self.Normalization
         if callable(how):
             return self._call_normalization(how, X)
+        missing = self._missing_statistics()
+        if missing:
+            if _SIZES_ONLY.get():
+                return X  # only sizes are wanted: the normalized data would have these
+            raise DLFormatError(self._missing_message(missing))
         data = X._data
         if how == "zerocenter":
             (mean,) = self._statistics(STATISTICS_OF[how], data)

@@ -22,6 +22,7 @@ from .._dlarray import DLArray
 from .._errors import DLFormatError, LayerError
 from ..layers import Layer
 from ..layers._call_state import CURRENT, STATE_LOCK, CallValues
+from ..layers.input import sizes_only
 from . import _schedule
 from ._schedule import Port
 
@@ -684,9 +685,11 @@ class DLNetwork(LayerGraphBase):
         """Run ``examples`` (default: :meth:`example_inputs`) once: inference behaviour, no gradients.
 
         Lazy layers create their learnables (and state) on the way, which is what ``initialize``
-        relies on; state the example run assigns is not kept, even where updates persist.
+        relies on; state the example run assigns is not kept, even where updates persist. The run
+        only finds sizes: an input layer whose normalization statistics are still empty (MATLAB
+        builds such networks; trainnet computes them) passes its data on unnormalized.
         """
-        with torch.no_grad():
+        with torch.no_grad(), sizes_only():
             results = self._call(examples or self.example_inputs(), None, False)[0]
         return results[0] if len(results) == 1 else results
 

@@ -132,6 +132,17 @@ class Column:
         assert self.data is not None  # one of the two is set by the constructor
         return int(self.data.shape[self.fmt.index("B")])
 
+    def element_sizes(self) -> tuple[int, ...]:
+        """The sizes of one observation's ``S...`` and ``C`` dimensions (one time step of a
+        sequence), in canonical order: what an input layer's ``InputSize`` must match."""
+        if self.sequences is not None:
+            first = self.sequences[0]
+            labels, shape = "S" * (first.ndim - 2) + "CT", tuple(first.shape)
+        else:
+            assert self.data is not None
+            labels, shape = self.fmt, tuple(self.data.shape)
+        return tuple(size for label in "SC" for d, size in enumerate(shape) if labels[d] == label)
+
     def statistic_values(self, over: str) -> tuple[torch.Tensor, tuple[int, ...]]:
         """Every value of the data as a K×M float64 matrix (padding excluded), one row per value
         a statistic covers: per channel (``over="channel"``), per element (``"element"``: each
@@ -269,6 +280,13 @@ def with_input_statistics(layer: Any, X: Column, reset: bool) -> Any:
     names = NORMALIZATION_STATISTICS.get(how) if isinstance(how, str) else None
     if not names or (not reset and all(getattr(layer, name) is not None for name in names)):
         return layer
+    wanted, sizes = (*layer._spatial, layer._channels), X.element_sizes()
+    if sizes != wanted:  # refused here, before the statistics are computed over the wrong dimensions
+        raise DLFormatError(
+            f"{X.caller}: {layer._caller()} needs {_validate.matlab_size(wanted)} "
+            f"({'spatial × ' * len(layer._spatial)}channels) per observation to compute its normalization "
+            f"statistics; {X.what} has {_validate.matlab_size(sizes) or 'no channels'} per observation"
+        )
     dimension = layer.NormalizationDimension
     over = "channel" if dimension == "auto" else dimension
     values, sizes = X.statistic_values(over)

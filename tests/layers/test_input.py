@@ -80,10 +80,10 @@ def test_zscore_and_zerocenter_use_the_given_statistics():
     np.testing.assert_allclose(dlf.stripdims(Y).numpy(), x.numpy() - 2.0)
 
 
-def test_normalization_statistics_are_required_and_checked():
+def test_normalization_statistics_are_required_when_data_runs_and_checked():
     with pytest.raises(
         DLFormatError,
-        match=r'Normalization "zscore" needs Mean and StandardDeviation; set them at construction',
+        match=r'Normalization "zscore" but its Mean and StandardDeviation are empty',
     ):
         dlf.featureInputLayer(3, Normalization="zscore")(dlf.dlarray(torch.randn(3, 2), "CB"))
     with pytest.raises(
@@ -273,13 +273,13 @@ IMAGE_ERRORS = [
     (lambda: dlf.imageInputLayer([4, 5, 3], Mean="a"), "Mean must be a number or a numeric array"),
     (
         lambda: dlf.imageInputLayer([4, 5, 3])(torch.ones(4, 5, 3, 2)),
-        r'ImageInputLayer with Normalization "zerocenter" needs Mean; set it at construction .*Normalization="none"',
+        r'ImageInputLayer has Normalization "zerocenter" but its Mean is empty: .*Normalization="none"',
     ),
     (
         lambda: dlf.imageInputLayer([4, 5, 3], Normalization="rescale-symmetric", Min=0)(
             torch.ones(4, 5, 3, 2)
         ),
-        r"needs Max; set it at construction",
+        r'Normalization "rescale-symmetric" but its Max is empty',
     ),
     (
         lambda: dlf.imageInputLayer([4, 5, 3], Normalization="none")(
@@ -300,8 +300,84 @@ def test_image_input_errors_name_the_value_and_what_is_allowed(call, message):
         call()
 
 
-def test_the_network_of_a_default_image_input_layer_says_what_to_set():
-    with pytest.raises(DLFormatError, match=r"needs Mean; set it at construction"):
-        dlf.dlnetwork([dlf.imageInputLayer([4, 5, 3]), dlf.fullyConnectedLayer(2)])
-    net = dlf.dlnetwork([dlf.imageInputLayer([4, 5, 3], Normalization="none"), dlf.fullyConnectedLayer(2)])
-    assert net.Initialized
+# -- empty statistics: accepted when the layer is made, an error when data runs -----------------
+# every input layer kind, with its per-channel size as the error names it
+INPUT_KINDS = [
+    (lambda **kw: dlf.imageInputLayer([4, 5, 3], **kw), (4, 5, 3, 2), "ImageInputLayer", "1×1×3"),
+    (lambda **kw: dlf.image3dInputLayer([3, 4, 2, 3], **kw), (3, 4, 2, 3, 2), "Image3DInputLayer", "1×1×1×3"),
+    (lambda **kw: dlf.featureInputLayer(3, **kw), (3, 2), "FeatureInputLayer", "3 values"),
+    (lambda **kw: dlf.sequenceInputLayer(3, **kw), (3, 2, 4), "SequenceInputLayer", "3 values"),
+    (lambda **kw: dlf.sequenceInputLayer([4, 5, 3], **kw), (4, 5, 3, 2, 4), "SequenceInputLayer", "1×1×3"),
+]
+KIND_IDS = ["image", "image3d", "feature", "sequence", "image-sequence"]
+NEEDS = {
+    "zerocenter": "Mean is",
+    "zscore": "Mean and StandardDeviation are",
+    "rescale-symmetric": "Min and Max are",
+    "rescale-zero-one": "Min and Max are",
+}
+
+
+@pytest.mark.parametrize("normalization", list(NEEDS))
+@pytest.mark.parametrize(("make", "shape", "cls", "per_channel"), INPUT_KINDS, ids=KIND_IDS)
+def test_empty_statistics_are_an_error_naming_layer_statistics_and_both_ways(
+    make, shape, cls, per_channel, normalization
+):
+    layer = make(Normalization=normalization, Name="in")  # MATLAB builds such layers: no error
+    missing = dlf.layers.input.STATISTICS_OF[normalization]
+    assert all(getattr(layer, name) is None for name in missing)
+    given = ", ".join(f"{name}=..." for name in missing)
+    message = (
+        f"{cls} 'in' has Normalization \"{normalization}\" but its {NEEDS[normalization]} empty: "
+        f".* give (it|them) to the layer \\({given}: (each )?a scalar or one value per channel, "
+        f"{per_channel}\\), or train the network first with trainnet or trainNetwork, which compute "
+        '(it|them) from the training data \\(ResetInputNormalization\\); Normalization="none"'
+    )
+    for training in (False, True):  # predict and forward alike
+        with pytest.raises(DLFormatError, match=message):
+            layer(torch.ones(shape), training=training)
+
+
+def test_only_the_missing_statistic_is_named():
+    layer = dlf.featureInputLayer(3, Normalization="zscore", Mean=[1.0, 2.0, 3.0])
+    with pytest.raises(
+        DLFormatError, match=r"but its StandardDeviation is empty: .*\(StandardDeviation=\.\.\.: a"
+    ):
+        layer(torch.ones(3, 2))
+
+
+@pytest.mark.parametrize(("make", "shape", "cls", "per_channel"), INPUT_KINDS, ids=KIND_IDS)
+def test_a_run_for_sizes_only_passes_the_data_on_unnormalized(make, shape, cls, per_channel):
+    layer = make(Normalization="zscore")
+    x = torch.from_numpy(RNG.uniform(0, 9, shape))
+    with dlf.layers.input.sizes_only():
+        Y = layer(x)
+    assert torch.equal(dlf.stripdims(Y), x) and dlf.dims(Y) == layer.InputFormat
+    with pytest.raises(DLFormatError, match="Mean and StandardDeviation are empty"):
+        layer(x)  # only within
+
+
+def test_a_run_for_sizes_only_does_not_reach_other_threads():
+    import threading
+
+    layer = dlf.imageInputLayer([4, 5, 3])
+    seen: list[BaseException] = []
+
+    def predict_elsewhere():
+        try:
+            layer(torch.ones(4, 5, 3, 1))
+        except DLFormatError as error:
+            seen.append(error)
+
+    with dlf.layers.input.sizes_only():
+        thread = threading.Thread(target=predict_elsewhere)
+        thread.start()
+        thread.join()
+    assert len(seen) == 1 and "Mean is empty" in str(seen[0])
+
+
+def test_given_statistics_are_used_in_a_run_for_sizes_too():
+    layer = dlf.featureInputLayer(2, Normalization="zerocenter", Mean=[1.0, 2.0])
+    with dlf.layers.input.sizes_only():
+        Y = layer(torch.tensor([[1.0], [2.0]], dtype=torch.float64))
+    assert dlf.stripdims(Y).flatten().tolist() == [0.0, 0.0]
